@@ -1,0 +1,1 @@
+"""The sriovnetwork.openshift.io API: types, schemas, defaults and pure helpers, one package per version."""
