@@ -1,0 +1,41 @@
+# sriovop developer entry points. `make demo` and `make test` are the two commands of the README.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: all install venv control-plane test unit integration lint fmt demo e2e bench failover manifests clean
+
+all: test
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+venv install: $(VENV)/.installed
+
+control-plane:
+	bash hack/build-control-plane.sh
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check sriovop test hack
+	$(VENV)/bin/mypy
+
+fmt: $(VENV)/.installed
+	$(VENV)/bin/ruff check --fix sriovop test hack
+	$(VENV)/bin/ruff format sriovop test hack
+
+test: $(VENV)/.installed control-plane lint
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+unit: $(VENV)/.installed
+	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
+
+integration: $(VENV)/.installed control-plane
+	$(VENV)/bin/pytest test/integration $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

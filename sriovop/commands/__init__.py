@@ -1,0 +1,1 @@
+"""One module per `sriovop` subcommand; each exposes a click object named `command`."""

@@ -1,0 +1,45 @@
+"""Shared fixtures: one real kube-apiserver + etcd for the whole run, and a fresh namespace per test.
+
+A test that needs the control plane fails (never skips) when it cannot be started.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sriovop.devcluster import ControlPlane
+from test.support.kube import apply_crds, create_namespace, delete_namespace
+
+REPO = Path(__file__).resolve().parents[1]
+CRD_DIR = REPO / "manifests" / "crds"
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    cp = ControlPlane().start()
+    try:
+        if CRD_DIR.is_dir():
+            apply_crds(cp.kubeconfig, sorted(CRD_DIR.glob("*.yaml")))
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(control_plane: ControlPlane) -> Path:
+    return control_plane.kubeconfig
+
+
+@pytest.fixture
+def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
+    base = "".join(c if c.isalnum() else "-" for c in request.node.name.lower())[:40].strip("-")
+    name = f"{base}-{uuid.uuid4().hex[:6]}"
+    create_namespace(control_plane.kubeconfig, name)
+    yield name
+    if not os.environ.get("SRIOVOP_KEEP_NAMESPACES"):
+        delete_namespace(control_plane.kubeconfig, name)
