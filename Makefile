@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install venv control-plane test unit integration lint fmt demo e2e bench failover manifests clean
+.PHONY: all install deps venv control-plane test unit integration lint fmt demo e2e bench failover manifests clean
 
 all: test
 
@@ -17,7 +17,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 
 venv install: $(VENV)/.installed
 
-control-plane:
+deps:
+	bash hack/install-deps.sh
+
+control-plane: deps
 	bash hack/build-control-plane.sh
 
 lint: $(VENV)/.installed

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs, when they are missing (idempotent, quick when
+# everything is present). Needs root for apt-get; without root it only reports what is missing.
+#   iproute2: `ip netns` for the simulated hosts' network namespaces and veth pairs
+#   kmod:     modprobe/modinfo, used when resolving module dependencies
+set -euo pipefail
+declare -A need=([ip]=iproute2 [modinfo]=kmod)
+missing=()
+for cmd in "${!need[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing Debian packages (run as root to install): ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
