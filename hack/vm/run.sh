@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Boots the e2e guest (q35, igb PFs behind pcie-root-ports) and runs one command in it, chrooted into a
+# copy-on-write view of the host root. The console streams to stdout; the exit code is the command's.
+#
+# Usage: hack/vm/run.sh [options] [--] COMMAND...     (COMMAND is run by /bin/sh -c in the guest)
+#        hack/vm/run.sh [options] --job DIR           (DIR/cmd is the script; DIR/env is sourced first)
+# Options:
+#   --igb N                  igb (82576) PFs, 0..4 (default 1)
+#   --apiserver PORT         forward guest 10.0.2.100:6443 to host 127.0.0.1:PORT (default: no forward)
+#   --timeout SECONDS        kill the VM after this long (default 300); exit 124
+#   --mem MB / --smp N       guest size (default 1024 / 2)
+#   --accel kvm|tcg|auto     (default auto: KVM only if a short probe boots, cached per host boot)
+#   --hostname NAME          guest hostname (default sriovop-e2e)
+# Exit: the guest command's code; 124 on timeout; 125 when the guest gave no exit code.
+# The guest prints "SRIOVOP-GUEST-READY: uptime=<s>" before the command and "SRIOVOP-GUEST-EXIT: <rc>".
+set -euo pipefail
+VM_SCRIPT=run
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+IGB=1 PORT= TIMEOUT=300 MEM=1024 SMP=2 ACCEL=${SRIOVOP_VM_ACCEL:-auto} JOB= HOSTNAME_=sriovop-e2e
+while [ $# -gt 0 ]; do
+  case $1 in
+    --igb) IGB=$2; shift 2 ;;
+    --apiserver) PORT=$2; shift 2 ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    --mem) MEM=$2; shift 2 ;;
+    --smp) SMP=$2; shift 2 ;;
+    --accel) ACCEL=$2; shift 2 ;;
+    --job) JOB=$2; shift 2 ;;
+    --hostname) HOSTNAME_=$2; shift 2 ;;
+    --) shift; break ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown option $1 (see --help)" ;;
+    *) break ;;
+  esac
+done
+case $IGB in [0-4]) ;; *) die "--igb: expected 0..4, got '$IGB'" ;; esac
+case $PORT in ''|[0-9]*) ;; *) die "--apiserver: expected a TCP port, got '$PORT'" ;; esac
+
+KDIR=$("$HERE/setup.sh")
+KVER=$(cat "$KDIR/kver")
+INITRD=$("$HERE/build-initramfs.sh" "$KDIR")
+KERNEL=$KDIR/boot/vmlinuz-$KVER
+
+if [ -z "$JOB" ]; then
+  [ $# -gt 0 ] || die "no command (see --help)"
+  JOB=$(mktemp -d /tmp/sriovop-vm-job.XXXXXX)
+  trap 'rm -rf "$JOB"' EXIT
+  printf '%s\n' "$*" > "$JOB/cmd"
+fi
+[ -f "$JOB/cmd" ] || die "$JOB/cmd missing"
+rm -f "$JOB/rc" "$JOB/stop"
+
+ACCEL=$("$HERE/probe-kvm.sh" "$ACCEL" "$KERNEL" "$INITRD")
+CPU=max; [ "$ACCEL" = kvm ] && CPU=host
+
+# -nodefaults: no VGA/IDE/default NIC; romfile= on the NICs skips iPXE option ROMs (seconds under TCG).
+args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults -display none
+      -serial stdio -no-reboot
+      -kernel "$KERNEL" -initrd "$INITRD"
+      -append "console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_"
+      -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+      -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap")
+# Management NIC: its own user-mode network with restrict=on (nothing beyond the guest is reachable)
+# plus, when asked, one explicit forward of 10.0.2.100:6443 to the host's apiserver. `cmd:` makes QEMU
+# spawn a fresh connector per guest connection; a `tcp:` chardev would carry a single connection only.
+mgmt="user,id=mgmt,restrict=on"
+if [ -n "$PORT" ]; then
+  mgmt="$mgmt,guestfwd=tcp:10.0.2.100:6443-cmd:$HERE/forward.py 127.0.0.1 $PORT"
+fi
+args+=(-netdev "$mgmt" -device "virtio-net-pci,netdev=mgmt,mac=52:54:00:5e:e2:e0,romfile=")
+for i in $(seq 0 $((IGB - 1))); do
+  args+=(-netdev "user,id=n$i,restrict=on"
+         -device "pcie-root-port,id=rp$i,chassis=$((i + 1)),slot=$((i + 1))"
+         -device "igb,bus=rp$i,netdev=n$i,id=pf$i,mac=52:54:00:00:1$i:00,romfile=")
+done
+
+step "booting $KVER (accel=$ACCEL, igb=$IGB, apiserver=${PORT:-none}, timeout=${TIMEOUT}s)"
+set +e
+timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" < /dev/null
+qrc=$?
+set -e
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+  step "timeout after ${TIMEOUT}s"
+  exit 124
+fi
+[ -f "$JOB/rc" ] || { step "qemu exited $qrc without a guest exit code"; exit 125; }
+rc=$(cat "$JOB/rc")
+step "guest command exited $rc"
+exit "$rc"
