@@ -105,6 +105,24 @@ def loads_frozen(data: bytes | str) -> Any:
     return v
 
 
+def _freeze_stripped(d: dict[str, Any]) -> FrozenDict:
+    if "managedFields" in d and "resourceVersion" in d:
+        del d["managedFields"]
+    for k, v in d.items():
+        if type(v) is list:
+            _dict_set(d, k, _freeze_list(v))
+    return FrozenDict(d)
+
+
+def loads_frozen_stripped(data: bytes | str) -> Any:
+    """loads_frozen without metadata.managedFields: the SSA bookkeeping is often half an object's
+    size and controllers never read it (controller-runtime's recommended DefaultTransform)."""
+    v = json.loads(data, object_hook=_freeze_stripped)
+    if type(v) is list:
+        return _freeze_list(v)
+    return v
+
+
 def freeze(obj: Any) -> Any:
     """A frozen deep copy of plain JSON data (already-frozen parts are shared, not copied)."""
     t = type(obj)
