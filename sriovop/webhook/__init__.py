@@ -1,0 +1,5 @@
+"""The admission webhook: policy defaulting, validation of the seven kinds, and pod resource injection.
+
+Validation is pure: every rule reads the cluster only through a `ClusterView`, so the rules are tested
+with plain in-memory views and the server, the CLI and the benchmark share one code path.
+"""
