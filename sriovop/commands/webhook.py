@@ -1,0 +1,97 @@
+"""`sriovop webhook`: the admission server (upstream's `webhook start` plus the resources injector)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+import click
+import structlog
+
+from sriovop.logsetup import configure_logging
+
+log = structlog.get_logger(__name__)
+
+
+@click.command()
+@click.option("--port", type=click.IntRange(1, 65535), default=6443, show_default=True,
+              help="HTTPS port (upstream's manifests use 6443 behind a Service on 443).")
+@click.option("--bind-address", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--tls-cert-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="PEM serving certificate (chain) the API server trusts through the caBundle.")
+@click.option("--tls-private-key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              required=True, help="PEM private key of the serving certificate.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
+@click.option("--namespace", default=None, help="Operator namespace (default: $NAMESPACE).")
+@click.option("--cache/--no-cache", default=False, show_default=True,
+              help="Answer from informer caches instead of reading the API server on each request "
+                   "(faster; a write may be unseen for a few milliseconds).")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+              show_default=True)
+@click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
+def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, kubeconfig: str | None,
+            namespace: str | None, cache: bool, log_level: str, log_format: str) -> None:
+    """Serve the admission webhooks over HTTPS.
+
+    Routes: /mutating-custom-resource (policy defaults), /validating-custom-resource (policies, operator
+    config, pool configs, networks), /mutate (pod resource injection), /readyz.
+    Environment: NAMESPACE, RESOURCE_PREFIX (default openshift.io), DEV_MODE=TRUE admits unsupported NICs.
+    """
+    configure_logging(log_level, "console" if log_format == "console" else "json")
+    from sriovop.runtime.client import Client
+    from sriovop.runtime.config import ConfigError, load_config
+    from sriovop.webhook.cluster_view import ClientClusterView
+    from sriovop.webhook.handler import AdmissionHandler
+    from sriovop.webhook.informer_view import InformerClusterView
+    from sriovop.webhook.server import WebhookServer, server_ssl_context
+    from sriovop.webhook.settings import WebhookSettings
+
+    try:
+        settings = WebhookSettings.from_env(namespace)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        ssl_context = server_ssl_context(tls_cert_file, tls_private_key_file)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot load the TLS certificate/key: {exc}") from None
+    try:
+        client = Client(load_config(kubeconfig))
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    informer_view: InformerClusterView | None = None
+    try:
+        if cache:
+            informer_view = InformerClusterView(client, settings.namespace)
+            informer_view.start()
+            view: ClientClusterView | InformerClusterView = informer_view
+        else:
+            view = ClientClusterView(client, settings.namespace)
+    except Exception as exc:
+        raise click.ClickException(
+            f"cannot load the supported NIC list (ConfigMap {settings.namespace}/supported-nic-ids): {exc}"
+        ) from None
+    try:
+        server = WebhookServer((bind_address, port), AdmissionHandler(view, settings), ssl_context)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {bind_address}:{port}: {exc}") from None
+
+    def _stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("webhook_stopping", signal=signal.Signals(signum).name)
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    log.info("webhook_serving", address=bind_address, port=server.port, namespace=settings.namespace,
+             resource_prefix=settings.resource_prefix, dev_mode=settings.dev_mode, cache=cache,
+             supported_nics=len(view.supported_nics()), pid=os.getpid())
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        if informer_view is not None:
+            informer_view.stop()
+    log.info("webhook_stopped")

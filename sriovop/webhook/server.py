@@ -1,0 +1,120 @@
+"""The HTTPS admission server: TLS 1.2+, one thread per connection, bounded bodies and idle time.
+
+The TLS handshake runs in the connection's own thread (not in `accept`), so a client that connects
+and never speaks cannot stall every other request; each connection also has a socket timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from sriovop.webhook.handler import AdmissionHandler
+
+log = structlog.get_logger(__name__)
+
+#: The API server never sends more than its own request limit (3 MiB) plus the envelope.
+MAX_BODY_BYTES = 3 * 1024 * 1024
+READYZ_PATH = "/readyz"
+HEALTHZ_PATH = "/healthz"
+
+
+def server_ssl_context(cert_file: str | Path, key_file: str | Path) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(str(cert_file), str(key_file))
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: WebhookServer
+    protocol_version = "HTTP/1.1"
+    timeout = 30.0  # idle/slow-client bound per connection
+
+    def setup(self) -> None:
+        super().setup()
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ssl.SSLError, ConnectionError, TimeoutError, OSError) as exc:
+            log.debug("connection_closed", client=self.client_address[0], error=str(exc))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("http", client=self.client_address[0], line=format % args)
+
+    def _send(self, status: int, body: dict[str, Any] | str) -> None:
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if isinstance(body, dict) else "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path in (READYZ_PATH, HEALTHZ_PATH):
+            self._send(200, "ok")
+        else:
+            self._send(404, {"error": f"no GET endpoint at {path}"})
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        raw_length = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding") or raw_length is None:
+            self.close_connection = True
+            self._send(400, {"error": "a Content-Length is required (chunked bodies are not accepted)"})
+            return
+        try:
+            length = int(raw_length)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY_BYTES:
+            self.close_connection = True
+            self._send(400, {"error": f"Content-Length {raw_length!r} is not within 0..{MAX_BODY_BYTES} bytes"})
+            return
+        body = self.rfile.read(length)
+        if len(body) != length:
+            self.close_connection = True
+            return
+        status, answer = self.server.admission.handle(path, body)
+        self._send(status, answer)
+
+
+class WebhookServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], admission: AdmissionHandler, ssl_context: ssl.SSLContext) -> None:
+        self.admission = admission
+        self.ssl_context = ssl_context
+        super().__init__(address, _Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, addr = self.socket.accept()
+        return self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Reached for failed TLS handshakes (port scans, plain HTTP on the TLS port): the client's problem.
+        log.debug("connection_error", client=str(client_address), exc_info=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def start_background(self) -> threading.Thread:
+        """Serve on a daemon thread (tests and the benchmark); `shutdown()` stops it."""
+        thread = threading.Thread(target=self.serve_forever, name="webhook-server", daemon=True)
+        thread.start()
+        return thread
