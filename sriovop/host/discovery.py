@@ -1,0 +1,207 @@
+"""Discovery: the host's SR-IOV NICs as NodeState `status.interfaces` (upstream JSON names).
+
+Reads sysfs under the host root and one netlink dump of the namespace in use. A netdev found in the
+dump is described by netlink (MTU, MAC, admin state, link type, alt names); a netdev that only exists
+in sysfs (a VF netdev on a simulated host, or one moved to another namespace) is described by its sysfs
+attributes. Empty values are dropped like Go's `omitempty`, so the dicts compare equal to what the
+upstream daemon writes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from sriovop.host.devlink import Devlink
+from sriovop.host.netlink import LinkInfo, Netlink
+from sriovop.host.nics import SupportedNics
+from sriovop.host.paths import HostPaths
+from sriovop.host.records import PfRecords
+from sriovop.host.sysfs import hex_id, link_basename, listdir, read_int, read_str
+
+log = structlog.get_logger("sriovop.host.discovery")
+
+NETWORK_CLASS_PREFIX = "0x02"
+_PHYS_PORT = re.compile(r"^p\d+$")
+_ARPHRD = {"1": "ETH", "32": "IB"}
+
+
+@dataclass
+class DiscoveryOptions:
+    dev_mode: bool = False
+    supported: SupportedNics = field(default_factory=SupportedNics.default)
+    #: VF driver links can lag behind VF creation; upstream re-reads 5 times at 200 ms.
+    driver_retries: int = 5
+    driver_retry_interval: float = 0.2
+
+
+def _omit_empty(d: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k in keep or v not in ("", 0, None, False, [])}
+
+
+class Discoverer:
+    def __init__(
+        self, paths: HostPaths, netlink: Netlink, devlink: Devlink, records: PfRecords,
+        options: DiscoveryOptions | None = None,
+    ) -> None:
+        self.paths = paths
+        self.netlink = netlink
+        self.devlink = devlink
+        self.records = records
+        self.options = options or DiscoveryOptions()
+
+    def pf_addresses(self) -> list[str]:
+        """Network-class PFs (supported ones unless dev mode), sorted by PCI address."""
+        out = []
+        for addr in listdir(self.paths.pci_devices):
+            dev = self.paths.device(addr)
+            if not (read_str(dev / "class") or "").startswith(NETWORK_CLASS_PREFIX):
+                continue
+            if (dev / "physfn").is_symlink():
+                continue
+            if not self.options.dev_mode and not self.options.supported.is_supported(
+                hex_id(dev / "vendor"), hex_id(dev / "device")
+            ):
+                continue
+            out.append(addr)
+        return out
+
+    def discover(self) -> list[dict[str, Any]]:
+        links = self.netlink.links()
+        result = []
+        pending: list[tuple[dict[str, Any], Path]] = []
+        for addr in self.pf_addresses():
+            iface = self._pf(addr, links, pending)
+            if iface is not None:
+                result.append(iface)
+        self._retry_missing_drivers(pending)
+        return finalize(result)
+
+    def _retry_missing_drivers(self, pending: list[tuple[dict[str, Any], Path]]) -> None:
+        for _ in range(self.options.driver_retries):
+            if not pending:
+                return
+            time.sleep(self.options.driver_retry_interval)
+            still = []
+            for vf, dev in pending:
+                driver = link_basename(dev / "driver")
+                if driver:
+                    vf["driver"] = driver
+                else:
+                    still.append((vf, dev))
+            pending = still
+
+    def _netdev(self, dev: Path, eswitch: str) -> list[str]:
+        names = listdir(dev / "net")
+        if len(names) > 1:
+            ports = [n for n in names if _PHYS_PORT.match(read_str(dev / "net" / n / "phys_port_name") or "")]
+            if ports:
+                return ports + [n for n in names if n not in ports]
+        return names
+
+    def _link(self, name: str, net_dir: Path, links: dict[str, LinkInfo]) -> dict[str, Any]:
+        info = links.get(name)
+        if info is not None:
+            return {
+                "mtu": info.mtu, "mac": info.mac, "admin_up": info.admin_up,
+                "link_type": info.link_type, "alt_names": list(info.alt_names),
+            }
+        flags = read_int(net_dir / "flags", 16) or 0
+        return {
+            "mtu": read_int(net_dir / "mtu") or 0,
+            "mac": read_str(net_dir / "address") or "",
+            "admin_up": bool(flags & 1),
+            "link_type": _ARPHRD.get(read_str(net_dir / "type") or "1", "ETH"),
+            "alt_names": [],
+        }
+
+    def _pf(
+        self, addr: str, links: dict[str, LinkInfo], pending: list[tuple[dict[str, Any], Path]]
+    ) -> dict[str, Any] | None:
+        dev = self.paths.device(addr)
+        totalvfs_path = dev / "sriov_totalvfs"
+        is_pf = totalvfs_path.exists()
+        eswitch = self.devlink.eswitch_mode(addr) if is_pf else ""
+        names = self._netdev(dev, eswitch)
+        name = names[0] if names else ""
+        link = self._link(name, dev / "net" / name, links) if name else {}
+        speed = read_str(self.paths.class_net / name / "speed") if name else None
+        iface: dict[str, Any] = {
+            "name": name,
+            "mac": link.get("mac", ""),
+            "driver": link_basename(dev / "driver") or "",
+            "pciAddress": addr,
+            "vendor": hex_id(dev / "vendor"),
+            "deviceID": hex_id(dev / "device"),
+            "mtu": link.get("mtu", 0),
+            "linkSpeed": f"{speed} Mb/s" if speed else "",
+            "linkType": link.get("link_type", "") if name else "",
+            "linkAdminState": ("up" if link.get("admin_up") else "down") if name else "",
+            "externallyManaged": self.records.externally_managed(addr),
+        }
+        if link.get("alt_names"):
+            iface["altNames"] = link["alt_names"]
+        if is_pf:
+            # Garbage in sriov_totalvfs reads as 0, like upstream; apply re-reads it and reports why.
+            iface["totalvfs"] = read_int(totalvfs_path) or 0
+            iface["numVfs"] = read_int(dev / "sriov_numvfs") or 0
+            iface["eSwitchMode"] = eswitch
+            if iface["numVfs"] > 0:
+                iface["Vfs"] = self._vfs(dev, links, pending)
+        order = ("name", "mac", "driver", "pciAddress", "vendor", "deviceID", "mtu", "numVfs", "linkSpeed",
+                 "linkType", "linkAdminState", "eSwitchMode", "externallyManaged", "totalvfs", "Vfs",
+                 "altNames")
+        iface = {k: iface[k] for k in order if k in iface}
+        return _omit_empty(iface, ("pciAddress",))
+
+    def _vfs(
+        self, pf_dev: Path, links: dict[str, LinkInfo], pending: list[tuple[dict[str, Any], Path]]
+    ) -> list[dict[str, Any]]:
+        vfs = []
+        for entry in listdir(pf_dev):
+            if not entry.startswith("virtfn"):
+                continue
+            try:
+                index = int(entry[len("virtfn"):])
+            except ValueError:
+                continue
+            vf_addr = link_basename(pf_dev / entry)
+            if not vf_addr:
+                continue
+            vfs.append(self._vf(index, vf_addr, links, pending))
+        vfs.sort(key=lambda v: int(v["vfID"]))
+        return vfs
+
+    def _vf(
+        self, index: int, addr: str, links: dict[str, LinkInfo], pending: list[tuple[dict[str, Any], Path]]
+    ) -> dict[str, Any]:
+        dev = self.paths.device(addr)
+        names = listdir(dev / "net")
+        name = names[0] if names else ""
+        link = self._link(name, dev / "net" / name, links) if name else {}
+        vf: dict[str, Any] = {
+            "name": name,
+            "mac": link.get("mac", ""),
+            "driver": link_basename(dev / "driver") or "",
+            "pciAddress": addr,
+            "vendor": hex_id(dev / "vendor"),
+            "deviceID": hex_id(dev / "device"),
+            "mtu": link.get("mtu", 0),
+            "vfID": index,
+        }
+        if not vf["driver"]:
+            pending.append((vf, dev))
+        return vf
+
+
+def finalize(interfaces: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop keys that stayed empty after the driver retries (omitempty)."""
+    for iface in interfaces:
+        if "Vfs" in iface:
+            iface["Vfs"] = [_omit_empty(vf, ("pciAddress", "vfID")) for vf in iface["Vfs"]]
+    return interfaces

@@ -1,0 +1,70 @@
+"""`Host`: one object bundling everything that touches a machine, rooted at a (possibly simulated) root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sriovop.host.devlink import Devlink
+from sriovop.host.discovery import Discoverer, DiscoveryOptions
+from sriovop.host.kargs import KernelArgs
+from sriovop.host.kernelio import KernelIO, open_kernel_io
+from sriovop.host.netlink import Netlink
+from sriovop.host.nics import SupportedNics
+from sriovop.host.paths import HostPaths
+from sriovop.host.records import Checkpoint, PfRecords
+
+
+class Host:
+    """Construct with the host root; a simulated root is recognised by its endpoint file.
+
+    `netns` defaults to the current namespace on a real host and to the simulator's namespace under a
+    simulated root. Not thread-safe: one Host per daemon loop.
+    """
+
+    def __init__(
+        self,
+        root: str | Path = "/",
+        *,
+        state_dir: str | None = None,
+        netns: str | None = None,
+        dev_mode: bool = False,
+        supported: SupportedNics | None = None,
+        io: KernelIO | None = None,
+    ) -> None:
+        self.paths = HostPaths.at(root, state_dir=state_dir)
+        sim = self.paths.sim_info()
+        if netns is None and sim is not None:
+            netns = sim.get("netns") or None
+        self.netlink = Netlink(netns)
+        self.io: KernelIO = io if io is not None else open_kernel_io(self.paths, self.netlink)
+        self.devlink = Devlink()
+        self.records = PfRecords(self.paths)
+        self.checkpoint = Checkpoint(self.paths)
+        self.kargs = KernelArgs(self.paths)
+        self.discovery_options = DiscoveryOptions(dev_mode=dev_mode, supported=supported or SupportedNics.default())
+
+    @property
+    def simulated(self) -> bool:
+        return self.paths.sim_info() is not None
+
+    def discover(self) -> list[dict[str, Any]]:
+        """NodeState `status.interfaces` for this host."""
+        return Discoverer(self.paths, self.netlink, self.devlink, self.records, self.discovery_options).discover()
+
+    def init(self) -> list[dict[str, Any]]:
+        """Discover and write the initial-state checkpoint if none exists (daemon start-up)."""
+        interfaces = self.discover()
+        self.checkpoint.ensure(interfaces)
+        return interfaces
+
+    def close(self) -> None:
+        self.io.close()
+        self.netlink.close()
+        self.devlink.close()
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

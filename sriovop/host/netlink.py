@@ -1,0 +1,126 @@
+"""Netlink access (pyroute2) in the network namespace the host layer works in.
+
+One RTNL socket per `Netlink`, opened lazily: discovery dumps every link once instead of asking per
+netdev, which keeps discovering hundreds of VFs cheap.
+"""
+
+from __future__ import annotations
+
+import errno as errno_mod
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
+
+log = structlog.get_logger("sriovop.host.netlink")
+
+IFF_UP = 0x1
+#: ARPHRD_* → NodeState linkType. Upstream maps the encap type ether → ETH, infiniband → IB.
+_LINK_TYPES = {1: "ETH", 32: "IB"}
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    index: int
+    name: str
+    mtu: int
+    mac: str
+    admin_up: bool
+    link_type: str
+    alt_names: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _link_info(msg: Any) -> LinkInfo:
+    alt: list[str] = []
+    props = msg.get_attr("IFLA_PROP_LIST")
+    if props is not None:
+        alt = [v for k, v in props.get("attrs", []) if k == "IFLA_ALT_IFNAME"]
+    return LinkInfo(
+        index=int(msg["index"]),
+        name=str(msg.get_attr("IFLA_IFNAME")),
+        mtu=int(msg.get_attr("IFLA_MTU") or 0),
+        mac=str(msg.get_attr("IFLA_ADDRESS") or ""),
+        admin_up=bool(msg["flags"] & IFF_UP),
+        link_type=_LINK_TYPES.get(int(msg["ifi_type"]), "ETH"),
+        alt_names=tuple(alt),
+    )
+
+
+class Netlink:
+    """RTNL operations in one namespace (`netns=None` means the current one)."""
+
+    def __init__(self, netns: str | None = None) -> None:
+        self.netns = netns
+        self._ipr: IPRoute | None = None
+        self._lock = threading.RLock()
+
+    def _sock(self) -> IPRoute:
+        if self._ipr is None:
+            self._ipr = IPRoute(netns=self.netns) if self.netns else IPRoute()
+        return self._ipr
+
+    def close(self) -> None:
+        with self._lock:
+            if self._ipr is not None:
+                self._ipr.close()
+                self._ipr = None
+
+    def __enter__(self) -> Netlink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def links(self) -> dict[str, LinkInfo]:
+        with self._lock:
+            return {info.name: info for info in map(_link_info, self._sock().get_links())}
+
+    def link(self, name: str) -> LinkInfo | None:
+        with self._lock:
+            try:
+                msgs = self._sock().link("get", ifname=name)
+            except NetlinkError as e:
+                if e.code in (errno_mod.ENODEV, errno_mod.ENOENT):
+                    return None
+                raise
+        return _link_info(msgs[0]) if msgs else None
+
+    def _index(self, name: str) -> int:
+        info = self.link(name)
+        if info is None:
+            raise OSError(errno_mod.ENODEV, f"netdev {name} not found")
+        return info.index
+
+    def set_mtu(self, name: str, mtu: int) -> None:
+        with self._lock:
+            self._call("set", index=self._index(name), mtu=mtu)
+
+    def set_up(self, name: str) -> None:
+        with self._lock:
+            self._call("set", index=self._index(name), state="up")
+
+    def set_down(self, name: str) -> None:
+        with self._lock:
+            self._call("set", index=self._index(name), state="down")
+
+    def set_mac(self, name: str, mac: str) -> None:
+        with self._lock:
+            self._call("set", index=self._index(name), address=mac)
+
+    def add_alt_name(self, name: str, alt: str) -> None:
+        with self._lock:
+            self._call("property_add", index=self._index(name), altname=alt)
+
+    def set_vf_mac(self, pf_name: str, vf: int, mac: str) -> None:
+        """The VF *admin* MAC, set on the PF (IFLA_VF_INFO); survives VF driver rebinds."""
+        with self._lock:
+            self._call("set", index=self._index(pf_name), vf={"vf": vf, "mac": mac})
+
+    def _call(self, cmd: str, **kwargs: Any) -> None:
+        try:
+            self._sock().link(cmd, **kwargs)
+        except NetlinkError as e:
+            raise OSError(e.code, f"netlink {cmd} {kwargs}: {e}") from e

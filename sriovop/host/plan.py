@@ -1,0 +1,112 @@
+"""Which PFs an apply touches and why (upstream's NeedToUpdateSriov and the configure/reset split).
+
+Pure functions over NodeState spec/status dicts, so the daemon can ask "does this need a drain?"
+without touching the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sriovop.host.errors import ValidationError
+
+DPDK_DRIVERS = frozenset({"igb_uio", "vfio-pci", "uio_pci_generic"})
+NETDEVICE = "netdevice"
+VFIO_PCI = "vfio-pci"
+
+
+def parse_vf_range(value: str) -> tuple[int, int]:
+    """`"0-7"` (or `"3"`) → (0, 7)."""
+    parts = str(value).split("-")
+    try:
+        if len(parts) == 1:
+            lo = hi = int(parts[0])
+        elif len(parts) == 2:
+            lo, hi = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError
+    except ValueError:
+        raise ValidationError(f"vfGroups[].vfRange: {value!r} is not 'a-b'") from None
+    if lo < 0 or hi < lo:
+        raise ValidationError(f"vfGroups[].vfRange: {value!r} must satisfy 0 <= a <= b")
+    return lo, hi
+
+
+def group_for(spec_iface: dict[str, Any], vf_index: int) -> dict[str, Any] | None:
+    for group in spec_iface.get("vfGroups") or []:
+        lo, hi = parse_vf_range(group.get("vfRange", ""))
+        if lo <= vf_index <= hi:
+            return dict(group)
+    return None
+
+
+def need_to_update_sriov(spec: dict[str, Any], status: dict[str, Any]) -> bool:
+    if int(spec.get("mtu") or 0) > int(status.get("mtu") or 0):
+        return True
+    if (spec.get("eSwitchMode") or "legacy") != (status.get("eSwitchMode") or "legacy"):
+        return True
+    if int(spec.get("numVfs") or 0) != int(status.get("numVfs") or 0):
+        return True
+    if status.get("linkAdminState") == "down":
+        return True
+    if int(spec.get("numVfs") or 0) == 0:
+        return False
+    for vf in status.get("Vfs") or []:
+        group = group_for(spec, int(vf["vfID"]))
+        if group is None:
+            continue
+        driver = vf.get("driver") or ""
+        device_type = group.get("deviceType") or NETDEVICE
+        if not driver:
+            return True
+        if device_type == NETDEVICE:
+            if driver in DPDK_DRIVERS:
+                return True
+        elif driver != device_type:
+            return True
+        gmtu, vmtu = int(group.get("mtu") or 0), int(vf.get("mtu") or 0)
+        if device_type == NETDEVICE and gmtu and vmtu and gmtu != vmtu:
+            return True
+        if spec.get("externallyManaged"):
+            return True
+        if (group.get("vdpaType") or "") != (vf.get("vdpaType") or ""):
+            return True
+    return False
+
+
+@dataclass
+class Plan:
+    configure: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    #: In the spec and already as wanted: only the record file is refreshed.
+    unchanged: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    reset: list[dict[str, Any]] = field(default_factory=list)
+    #: Spec PFs the host does not have (vanished, unsupported, wrong address).
+    missing: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.configure or self.reset or self.missing)
+
+
+def make_plan(spec_interfaces: list[dict[str, Any]], status_interfaces: list[dict[str, Any]]) -> Plan:
+    plan = Plan()
+    by_pci = {s["pciAddress"]: s for s in status_interfaces}
+    wanted = {s["pciAddress"] for s in spec_interfaces}
+    for spec in spec_interfaces:
+        status = by_pci.get(spec["pciAddress"])
+        if status is None:
+            plan.missing.append(spec)
+        elif need_to_update_sriov(spec, status):
+            plan.configure.append((spec, status))
+        else:
+            plan.unchanged.append((spec, status))
+    plan.reset = [s for s in status_interfaces if s["pciAddress"] not in wanted]
+    return plan
+
+
+def needs_vfio(spec_interfaces: list[dict[str, Any]]) -> bool:
+    return any(
+        (g.get("deviceType") or NETDEVICE) == VFIO_PCI
+        for s in spec_interfaces for g in (s.get("vfGroups") or [])
+    )

@@ -1,0 +1,247 @@
+"""A simulated SR-IOV host: a sysfs tree under a root, a network namespace with one veth per PF, and
+a simulated kernel answering writes over a unix socket.
+
+Usage (in-process, e.g. a test that runs the host layer itself):
+
+    with SimHost(tmp_path / "host", ["xxv710", "e810:1"]) as sim:
+        host = Host(sim.root)             # finds the simulator through <root>/.sriovop-sim/endpoint.json
+        host.discover()
+
+Usage (separate process, e.g. a daemon under test that gets killed and restarted):
+
+    python -m sriovop.host.sim serve --root /tmp/h --nic xxv710 --nic cx6dx
+    # prints {"root":..., "netns":..., "pfs":[...]} on stdout once ready; SIGTERM cleans up.
+
+Any process can inject faults through `SimControl(root).fault(pf, enomem=True)`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import threading
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from pyroute2 import IPRoute, netns
+
+from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
+from sriovop.host.sim_kernel import SimKernel, SimPf, _mac_for, _symlink, _write, rid_to_pci
+from sriovop.host.sim_models import MODELS
+from sriovop.host.sim_server import SimServer
+
+DEFAULT_CMDLINE = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet"
+
+
+def parse_nic(spec: str) -> tuple[str, int | None]:
+    """`"xxv710"` or `"xxv710:1"` (ports)."""
+    key, _, ports = spec.partition(":")
+    if key not in MODELS:
+        raise ValueError(f"unknown NIC model {key!r}; known: {', '.join(sorted(MODELS))}")
+    return key, (int(ports) if ports else None)
+
+
+class SimHost:
+    def __init__(
+        self,
+        root: str | Path,
+        nics: Sequence[str],
+        *,
+        cmdline: str = DEFAULT_CMDLINE,
+        cpu_vendor: str = "GenuineIntel",
+        netns_name: str | None = None,
+    ) -> None:
+        self.root = Path(root).absolute()
+        self.nic_specs = [parse_nic(n) for n in nics]
+        self.cmdline = cmdline
+        self.cpu_vendor = cpu_vendor
+        self.id = uuid.uuid4().hex[:10]
+        self.netns = netns_name or f"sriovop-sim-{self.id}"
+        self.address = f"@sriovop-sim-{self.id}"
+        self.kernel = SimKernel(self.root)
+        self.kernel.on_vanish = self._drop_veth
+        self.server = SimServer(self.kernel, self.address)
+        self.pfs: list[SimPf] = []
+        self._ipr: IPRoute | None = None
+        self._ipr_lock = threading.Lock()
+        self._started = False
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> SimHost:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.kernel.base_tree()
+        _write(self.root / "proc/cmdline", self.cmdline)
+        _write(self.root / "proc/cpuinfo", f"processor\t: 0\nvendor_id\t: {self.cpu_vendor}\n")
+        netns.create(self.netns)
+        self._started = True
+        try:
+            self._ipr = IPRoute(netns=self.netns)
+            for i, (key, ports) in enumerate(self.nic_specs):
+                self._add_nic(i, key, ports)
+            self.server.start()
+            sim_dir = self.root / SIM_DIR
+            sim_dir.mkdir(exist_ok=True)
+            tmp = sim_dir / (SIM_ENDPOINT_FILE + ".tmp")
+            tmp.write_text(json.dumps({"socket": self.address, "netns": self.netns}))
+            os.replace(tmp, sim_dir / SIM_ENDPOINT_FILE)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        self.server.stop()
+        with self.kernel.lock:
+            for pf in self.kernel.pfs.values():
+                if pf.timer is not None:
+                    pf.timer.cancel()
+        if self._ipr is not None:
+            self._ipr.close()
+            self._ipr = None
+        try:
+            netns.remove(self.netns)
+        except OSError:
+            pass
+        try:
+            (self.root / SIM_DIR / SIM_ENDPOINT_FILE).unlink()
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self) -> SimHost:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- building ------------------------------------------------------------------------------
+    def _add_nic(self, i: int, key: str, ports: int | None) -> None:
+        model = MODELS[key]
+        bus = 0x18 + 0x10 * i
+        for port in range(ports or model.ports):
+            pci = rid_to_pci((bus << 8) | port)
+            ifname = f"ens{i + 1}f{port}"
+            alt = f"enp{bus}s0f{port}" + (f"np{port}" if model.vendor == "15b3" else "")
+            pf = SimPf(pci=pci, model=model, port=port, ifname=ifname, alt_name=alt, mac=_mac_for(pci))
+            self._add_veth(pf, f"sim{i}p{port}")
+            self.kernel.add_pf(pf)
+            self.pfs.append(pf)
+
+    def _add_veth(self, pf: SimPf, peer: str) -> None:
+        assert self._ipr is not None
+        with self._ipr_lock:
+            self._ipr.link("add", ifname=pf.ifname, kind="veth", peer={"ifname": peer})
+            idx = self._ipr.link_lookup(ifname=pf.ifname)[0]
+            self._ipr.link("set", index=idx, address=pf.mac, mtu=1500)
+            self._ipr.link("property_add", index=idx, altname=pf.alt_name)
+            peer_idx = self._ipr.link_lookup(ifname=peer)[0]
+            self._ipr.link("set", index=peer_idx, state="up")
+
+    def _drop_veth(self, pf: SimPf) -> None:
+        if self._ipr is None:
+            return
+        with self._ipr_lock:
+            idx = self._ipr.link_lookup(ifname=pf.ifname)
+            if idx:
+                self._ipr.link("del", index=idx[0])
+
+    def add_extra_netdev(self, pf_pci: str, name: str, phys_port_name: str) -> None:
+        """A second netdev on one PCI function (e.g. a representor); only in sysfs."""
+        net = self.kernel.dev_dir(pf_pci) / "net" / name
+        _write(net / "phys_port_name", phys_port_name)
+        _write(net / "type", "1")
+        _write(net / "address", _mac_for(name))
+        _write(net / "mtu", "1500")
+        _write(net / "flags", "0x1002")
+        _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
+
+    # --- conveniences --------------------------------------------------------------------------
+    def pf(self, index: int) -> SimPf:
+        return self.pfs[index]
+
+    def fault(self, pf_pci: str, **values: Any) -> None:
+        self.kernel.fault(pf_pci, values)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "netns": self.netns,
+            "socket": self.address,
+            "pfs": [{"pciAddress": p.pci, "name": p.ifname, "model": p.model.key, "totalvfs": p.model.totalvfs}
+                    for p in self.pfs],
+        }
+
+
+class SimControl:
+    """Talk to a simulator serving `root` from any process (faults, liveness)."""
+
+    def __init__(self, root: str | Path) -> None:
+        info = HostPaths.at(root).sim_info()
+        if info is None:
+            raise FileNotFoundError(f"{root} is not a simulated host (no {SIM_DIR}/{SIM_ENDPOINT_FILE})")
+        self.address = info["socket"]
+        self.netns = info["netns"]
+
+    def _request(self, req: dict[str, Any]) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect("\0" + self.address[1:])
+            s.sendall(json.dumps(req).encode() + b"\n")
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                buf += chunk
+        reply = json.loads(buf)
+        if reply.get("errno"):
+            raise OSError(int(reply["errno"]), str(reply.get("error")))
+
+    def fault(self, pf_pci: str, **values: Any) -> None:
+        if "refuse_bind" in values:
+            values["refuse_bind"] = sorted(values["refuse_bind"])
+        self._request({"op": "fault", "pf": pf_pci, "faults": values})
+
+    def ping(self) -> None:
+        self._request({"op": "ping"})
+
+
+@click.group()
+def cli() -> None:
+    """Simulated SR-IOV host."""
+
+
+@cli.command()
+@click.option("--root", required=True, type=click.Path(path_type=Path), help="Directory to build the host in.")
+@click.option("--nic", "nics", multiple=True, required=True,
+              help=f"NIC model[:ports], repeatable. Models: {', '.join(sorted(MODELS))}.")
+@click.option("--cmdline", default=DEFAULT_CMDLINE, show_default=True, help="Contents of /proc/cmdline.")
+@click.option("--fresh/--keep", default=True, help="Remove an existing tree under --root first.")
+def serve(root: Path, nics: tuple[str, ...], cmdline: str, fresh: bool) -> None:
+    """Build the host and serve it until SIGTERM/SIGINT (then remove the network namespace)."""
+    if fresh and root.exists():
+        shutil.rmtree(root)
+    try:
+        sim = SimHost(root, list(nics), cmdline=cmdline)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--nic") from e
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    with sim:
+        sys.stdout.write(json.dumps(sim.describe()) + "\n")
+        sys.stdout.flush()
+        done.wait()
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,477 @@
+"""The simulated kernel: a sysfs tree under a root plus the semantics of writing to it.
+
+All reads by the host layer are plain file reads of this tree; every write arrives here (through the
+simulator's socket) and is answered like the kernel answers it: `sriov_numvfs` creates or removes VF
+devices with `virtfn*`/`physfn`/driver links, writing N while VFs exist is EBUSY, above totalvfs is
+ERANGE, `bind`/`unbind`/`driver_override`/`drivers_probe` move devices between drivers.
+
+Where the simulator records what the kernel keeps in drivers: a VF's admin MAC and MTU are written to
+the VF netdev's sysfs attributes (`<vf>/net/<ifname>/address`, `mtu`) because VF netdevs exist only in
+this tree (the PF netdevs are real veths in the simulator's network namespace, and veth has no VFs, so
+`IFLA_VF_MAC` cannot go through the kernel). Discovery reads VF MAC/MTU back from those files.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import threading
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from sriovop.host.sim_models import NETDEV_DRIVERS, OVERRIDE_ONLY_DRIVERS, NicModel
+
+log = structlog.get_logger("sriovop.host.sim")
+
+PCI_ROOT = "sys/devices/pci0000:00"
+FLAGS_UP = "0x1003"
+
+
+class KernelError(OSError):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+
+
+@dataclass
+class Faults:
+    """Per-PF fault injection (settable at run time through the simulator socket)."""
+
+    enomem: bool = False
+    #: Seconds between a successful sriov_numvfs write and the VFs appearing.
+    vf_delay: float = 0.0
+    #: VF drivers that refuse to bind (probe fails): e.g. {"vfio-pci"} or {"iavf"}.
+    refuse_bind: set[str] = field(default_factory=set)
+    #: The PF is hot-unplugged right after its VFs are created.
+    vanish_after_numvfs: bool = False
+    #: Seconds sriov_numvfs writes hang before completing (a slow firmware).
+    numvfs_write_delay: float = 0.0
+
+    def update(self, values: dict[str, Any]) -> None:
+        for key, value in values.items():
+            if not hasattr(self, key):
+                raise KernelError(errno.EINVAL, f"unknown fault {key!r}")
+            setattr(self, key, set(value) if key == "refuse_bind" else value)
+
+
+@dataclass
+class SimVf:
+    pci: str
+    index: int
+    driver: str = ""
+    override: str = ""
+    admin_mac: str = ""
+    mtu: int = 1500
+
+
+@dataclass
+class SimPf:
+    pci: str
+    model: NicModel
+    port: int
+    ifname: str
+    alt_name: str
+    mac: str
+    driver: str = ""
+    override: str = ""
+    numvfs: int = 0
+    vfs: dict[int, SimVf] = field(default_factory=dict)
+    faults: Faults = field(default_factory=Faults)
+    timer: threading.Timer | None = None
+
+
+def rid_to_pci(rid: int, domain: int = 0) -> str:
+    return f"{domain:04x}:{rid >> 8:02x}:{(rid >> 3) & 0x1F:02x}.{rid & 7:x}"
+
+
+def pci_to_rid(pci: str) -> int:
+    _, bus, devfn = pci.split(":")
+    dev, fn = devfn.split(".")
+    return (int(bus, 16) << 8) | (int(dev, 16) << 3) | int(fn, 16)
+
+
+def _mac_for(seed: str, prefix: str = "02") -> str:
+    h = zlib.crc32(seed.encode())
+    return f"{prefix}:{(h >> 24) & 0xFF:02x}:{(h >> 16) & 0xFF:02x}:{(h >> 8) & 0xFF:02x}:{h & 0xFF:02x}:01"
+
+
+def _write(path: Path, value: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n")
+
+
+def _symlink(target: str, link: Path) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        link.unlink()
+    except FileNotFoundError:
+        pass
+    os.symlink(target, link)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+class SimKernel:
+    """Thread-safe: every operation holds one lock, like the device lock the kernel takes."""
+
+    def __init__(self, root: Path, netlink_factory: Any = None) -> None:
+        self.root = Path(root)
+        self.pfs: dict[str, SimPf] = {}
+        self.vf_owner: dict[str, tuple[SimPf, SimVf]] = {}
+        self.lock = threading.RLock()
+        #: Called with a PF when it is hot-unplugged (the simulator deletes its veth).
+        self.on_vanish: Any = None
+
+    # --- tree helpers --------------------------------------------------------------------------
+    def dev_dir(self, pci: str) -> Path:
+        return self.root / PCI_ROOT / pci
+
+    def _rel_to_root(self, path: Path) -> str:
+        return os.path.relpath(path, self.root)
+
+    def _link_device(self, pci: str) -> None:
+        _symlink(f"../../../devices/pci0000:00/{pci}", self.root / "sys/bus/pci/devices" / pci)
+
+    def _driver_dir(self, driver: str) -> Path:
+        return self.root / "sys/bus/pci/drivers" / driver
+
+    def ensure_driver(self, driver: str) -> None:
+        d = self._driver_dir(driver)
+        if not d.exists():
+            d.mkdir(parents=True)
+            for attr in ("bind", "unbind", "new_id", "remove_id"):
+                (d / attr).write_text("")
+
+    def base_tree(self) -> None:
+        for rel in ("sys/bus/pci/devices", "sys/bus/pci/drivers", "sys/class/net", PCI_ROOT, "proc",
+                    "sys/kernel/iommu_groups"):
+            (self.root / rel).mkdir(parents=True, exist_ok=True)
+        _write(self.root / "sys/bus/pci/drivers_probe", "")
+        for drv in OVERRIDE_ONLY_DRIVERS:
+            self.ensure_driver(drv)
+
+    def _common_attrs(self, d: Path, vendor: str, device: str, pci: str) -> None:
+        _write(d / "class", "0x020000")
+        _write(d / "vendor", f"0x{vendor}")
+        _write(d / "device", f"0x{device}")
+        _write(d / "subsystem_vendor", f"0x{vendor}")
+        _write(d / "numa_node", "0")
+        _write(d / "driver_override", "(null)")
+        group = pci_to_rid(pci)
+        gdir = self.root / "sys/kernel/iommu_groups" / str(group)
+        gdir.mkdir(parents=True, exist_ok=True)
+        _symlink(os.path.relpath(gdir, d), d / "iommu_group")
+
+    # --- building ------------------------------------------------------------------------------
+    def add_pf(self, pf: SimPf) -> None:
+        with self.lock:
+            d = self.dev_dir(pf.pci)
+            d.mkdir(parents=True, exist_ok=True)
+            self._common_attrs(d, pf.model.vendor, pf.model.pf_device, pf.pci)
+            if pf.model.totalvfs > 0:
+                _write(d / "sriov_totalvfs", str(pf.model.totalvfs))
+                _write(d / "sriov_numvfs", "0")
+                _write(d / "sriov_drivers_autoprobe", "1")
+                _write(d / "sriov_offset", str(pf.model.vf_offset))
+                _write(d / "sriov_stride", "1")
+            net = d / "net" / pf.ifname
+            _write(net / "speed", str(pf.model.speed))
+            _write(net / "phys_port_name", f"p{pf.port}")
+            _write(net / "type", "1")
+            _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / pf.ifname)
+            self._link_device(pf.pci)
+            self.pfs[pf.pci] = pf
+            self._bind(pf.pci, pf.model.pf_driver)
+
+    def vf_pci(self, pf: SimPf, index: int) -> str:
+        rid = pci_to_rid(pf.pci) + pf.model.vf_offset + pf.port * pf.model.totalvfs + index
+        return rid_to_pci(rid)
+
+    # --- driver binding ------------------------------------------------------------------------
+    def _device(self, pci: str) -> tuple[SimPf | None, SimVf | None]:
+        if pci in self.pfs:
+            return self.pfs[pci], None
+        owner = self.vf_owner.get(pci)
+        if owner is not None:
+            return owner[0], owner[1]
+        return None, None
+
+    def _current_driver(self, pci: str) -> str:
+        pf, vf = self._device(pci)
+        if vf is not None:
+            return vf.driver
+        return pf.driver if pf is not None else ""
+
+    def _default_driver(self, pci: str) -> str:
+        pf, vf = self._device(pci)
+        if pf is None:
+            return ""
+        return pf.model.vf_driver if vf is not None else pf.model.pf_driver
+
+    def _matches(self, pci: str, driver: str) -> bool:
+        pf, vf = self._device(pci)
+        override = (vf.override if vf is not None else pf.override) if pf is not None else ""
+        if override:
+            return override == driver
+        return driver == self._default_driver(pci)
+
+    def _bind(self, pci: str, driver: str) -> None:
+        """Attach: driver link, driver's device link, and for netdev drivers on VFs, the netdev."""
+        pf, vf = self._device(pci)
+        if pf is None:
+            raise KernelError(errno.ENODEV, f"no such device {pci}")
+        if vf is not None and driver in pf.faults.refuse_bind:
+            raise KernelError(errno.EIO, f"{driver}: probe of {pci} failed with error -5")
+        self.ensure_driver(driver)
+        d = self.dev_dir(pci)
+        _symlink(f"../../../bus/pci/drivers/{driver}", d / "driver")
+        _symlink(f"../../../../devices/pci0000:00/{pci}", self._driver_dir(driver) / pci)
+        if vf is not None:
+            vf.driver = driver
+            vf.mtu = 1500  # a fresh netdev starts at the default MTU
+            if driver in NETDEV_DRIVERS:
+                self._vf_netdev(pf, vf)
+        else:
+            pf.driver = driver
+
+    def _unbind(self, pci: str) -> None:
+        pf, vf = self._device(pci)
+        if pf is None:
+            return
+        driver = self._current_driver(pci)
+        if not driver:
+            return
+        _unlink(self.dev_dir(pci) / "driver")
+        _unlink(self._driver_dir(driver) / pci)
+        if vf is not None:
+            self._drop_vf_netdev(pf, vf)
+            vf.driver = ""
+        else:
+            pf.driver = ""
+
+    def _vf_ifname(self, pf: SimPf, vf: SimVf) -> str:
+        return f"{pf.ifname}v{vf.index}"
+
+    def _vf_netdev(self, pf: SimPf, vf: SimVf) -> None:
+        name = self._vf_ifname(pf, vf)
+        net = self.dev_dir(vf.pci) / "net" / name
+        _write(net / "address", vf.admin_mac or _mac_for(vf.pci, "0a"))
+        _write(net / "mtu", str(vf.mtu))
+        _write(net / "type", "1")
+        _write(net / "flags", FLAGS_UP)
+        _write(net / "operstate", "up")
+        _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
+
+    def _drop_vf_netdev(self, pf: SimPf, vf: SimVf) -> None:
+        name = self._vf_ifname(pf, vf)
+        _unlink(self.root / "sys/class/net" / name)
+        shutil.rmtree(self.dev_dir(vf.pci) / "net", ignore_errors=True)
+
+    # --- VFs -----------------------------------------------------------------------------------
+    def _create_vfs(self, pf: SimPf, n: int) -> None:
+        pf_dir = self.dev_dir(pf.pci)
+        autoprobe = (pf_dir / "sriov_drivers_autoprobe").read_text().strip() != "0"
+        for i in range(n):
+            vf = SimVf(pci=self.vf_pci(pf, i), index=i)
+            d = self.dev_dir(vf.pci)
+            d.mkdir(parents=True, exist_ok=True)
+            self._common_attrs(d, pf.model.vendor, pf.model.vf_device, vf.pci)
+            _symlink(f"../{pf.pci}", d / "physfn")
+            _symlink(f"../{vf.pci}", pf_dir / f"virtfn{i}")
+            self._link_device(vf.pci)
+            pf.vfs[i] = vf
+            self.vf_owner[vf.pci] = (pf, vf)
+            if autoprobe and pf.model.vf_driver not in pf.faults.refuse_bind:
+                self._bind(vf.pci, pf.model.vf_driver)
+
+    def _remove_vfs(self, pf: SimPf) -> None:
+        if pf.timer is not None:
+            pf.timer.cancel()
+            pf.timer = None
+        pf_dir = self.dev_dir(pf.pci)
+        for i, vf in sorted(pf.vfs.items()):
+            self._unbind(vf.pci)
+            _unlink(pf_dir / f"virtfn{i}")
+            _unlink(self.root / "sys/bus/pci/devices" / vf.pci)
+            shutil.rmtree(self.dev_dir(vf.pci), ignore_errors=True)
+            self.vf_owner.pop(vf.pci, None)
+        pf.vfs.clear()
+
+    def _vanish(self, pf: SimPf) -> None:
+        """Hot-unplug: the PF and its VFs leave sysfs, its netdev leaves the namespace."""
+        self._remove_vfs(pf)
+        self._unbind(pf.pci)
+        _unlink(self.root / "sys/bus/pci/devices" / pf.pci)
+        _unlink(self.root / "sys/class/net" / pf.ifname)
+        shutil.rmtree(self.dev_dir(pf.pci), ignore_errors=True)
+        self.pfs.pop(pf.pci, None)
+        if self.on_vanish is not None:
+            self.on_vanish(pf)
+
+    def _set_numvfs(self, pf: SimPf, raw: str) -> None:
+        try:
+            n = int(raw.strip() or "x", 0)
+        except ValueError:
+            raise KernelError(errno.EINVAL, f"invalid sriov_numvfs value {raw!r}") from None
+        if n < 0:
+            raise KernelError(errno.EINVAL, "negative sriov_numvfs")
+        if n > pf.model.totalvfs:
+            raise KernelError(errno.ERANGE, f"{n} VFs requested; only {pf.model.totalvfs} supported")
+        if n == pf.numvfs:
+            return
+        if not pf.driver:
+            raise KernelError(errno.ENOENT, "no driver bound to device; cannot configure SR-IOV")
+        path = self.dev_dir(pf.pci) / "sriov_numvfs"
+        if n == 0:
+            self._remove_vfs(pf)
+            pf.numvfs = 0
+            _write(path, "0")
+            return
+        if pf.numvfs:
+            raise KernelError(errno.EBUSY, f"{pf.numvfs} VFs already enabled. Disable before enabling {n} VFs")
+        if pf.faults.enomem:
+            raise KernelError(errno.ENOMEM, "not enough MMIO resources for SR-IOV")
+        pf.numvfs = n
+        _write(path, str(n))
+        if pf.faults.vf_delay > 0:
+            def later() -> None:
+                with self.lock:
+                    if pf.timer is not None and pf.numvfs == n and pf.pci in self.pfs:
+                        pf.timer = None
+                        self._create_vfs(pf, n)
+            pf.timer = threading.Timer(pf.faults.vf_delay, later)
+            pf.timer.daemon = True
+            pf.timer.start()
+        else:
+            self._create_vfs(pf, n)
+        if pf.faults.vanish_after_numvfs:
+            self._vanish(pf)
+
+    # --- the write entry point -----------------------------------------------------------------
+    def write(self, rel: str, data: str) -> None:
+        delay = 0.0
+        with self.lock:
+            delay = self._write(rel, data)
+        if delay:
+            # A hung write (slow firmware): the caller's write timeout is what ends it.
+            threading.Event().wait(delay)
+
+    def _write(self, rel: str, data: str) -> float:
+        full = self.root / rel
+        if not full.exists() and not full.is_symlink():
+            raise KernelError(errno.ENOENT, f"{rel}: no such file or directory")
+        real = Path(os.path.realpath(full))
+        try:
+            parts = real.relative_to(self.root.resolve()).parts
+        except ValueError:
+            raise KernelError(errno.EACCES, f"{rel} is outside the simulated root") from None
+        value = data.strip("\n")
+        if parts[:3] == ("sys", "bus", "pci") and parts[3:] == ("drivers_probe",):
+            self._probe(value.strip())
+            return 0.0
+        if parts[:4] == ("sys", "bus", "pci", "drivers") and len(parts) == 6:
+            driver, attr = parts[4], parts[5]
+            if attr == "bind":
+                self._bind_write(driver, value.strip())
+                return 0.0
+            if attr == "unbind":
+                if self._current_driver(value.strip()) != driver:
+                    raise KernelError(errno.ENODEV, f"{value.strip()} is not bound to {driver}")
+                self._unbind(value.strip())
+                return 0.0
+        if parts[:3] == tuple(PCI_ROOT.split("/")) and len(parts) >= 5:
+            pci, attr = parts[3], parts[4]
+            pf, vf = self._device(pci)
+            if pf is None:
+                raise KernelError(errno.ENODEV, f"no such device {pci}")
+            if attr == "sriov_numvfs" and vf is None:
+                self._set_numvfs(pf, value)
+                return pf.faults.numvfs_write_delay
+            if attr == "driver_override" and len(parts) == 5:
+                name = value.strip("\x00").strip()
+                if vf is not None:
+                    vf.override = name
+                else:
+                    pf.override = name
+                _write(real, name or "(null)")
+                return 0.0
+            if attr == "net" and len(parts) == 7 and parts[6] == "mtu" and vf is not None:
+                self._set_vf_mtu(pf, vf, value)
+                return 0.0
+        # Any other attribute: stored as written.
+        _write(real, value)
+        return 0.0
+
+    def _probe(self, pci: str) -> None:
+        pf, vf = self._device(pci)
+        if pf is None:
+            raise KernelError(errno.ENODEV, f"no such device {pci}")
+        if self._current_driver(pci):
+            return
+        override = vf.override if vf is not None else pf.override
+        driver = override or self._default_driver(pci)
+        if override and not self._driver_dir(driver).exists():
+            return
+        try:
+            self._bind(pci, driver)
+        except KernelError:
+            return  # a failing probe leaves the device unbound; the write itself succeeds
+
+    def _bind_write(self, driver: str, pci: str) -> None:
+        pf, _vf = self._device(pci)
+        if pf is None or not self._matches(pci, driver):
+            raise KernelError(errno.ENODEV, f"{driver} does not match device {pci}")
+        if self._current_driver(pci):
+            raise KernelError(errno.EBUSY, f"{pci} is already bound to {self._current_driver(pci)}")
+        self._bind(pci, driver)
+
+    def _set_vf_mtu(self, pf: SimPf, vf: SimVf, raw: str) -> None:
+        try:
+            mtu = int(raw.strip())
+        except ValueError:
+            raise KernelError(errno.EINVAL, f"invalid mtu {raw!r}") from None
+        if not 68 <= mtu <= pf.model.max_mtu:
+            raise KernelError(errno.EINVAL, f"mtu {mtu} outside 68..{pf.model.max_mtu}")
+        vf.mtu = mtu
+        _write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "mtu", str(mtu))
+
+    def set_vf_mac(self, pf_pci: str, index: int, mac: str) -> None:
+        with self.lock:
+            pf = self.pfs.get(pf_pci)
+            if pf is None:
+                raise KernelError(errno.ENODEV, f"no such PF {pf_pci}")
+            vf = pf.vfs.get(index)
+            if vf is None:
+                raise KernelError(errno.EINVAL, f"PF {pf_pci} has no VF {index}")
+            parts = mac.split(":")
+            if len(parts) != 6 or not all(len(p) == 2 for p in parts):
+                raise KernelError(errno.EINVAL, f"invalid MAC {mac!r}")
+            vf.admin_mac = mac.lower()
+            if vf.driver in NETDEV_DRIVERS:
+                _write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "address", vf.admin_mac)
+
+    # --- fault injection -----------------------------------------------------------------------
+    def fault(self, pf_pci: str, values: dict[str, Any]) -> None:
+        with self.lock:
+            pf = self.pfs.get(pf_pci)
+            if pf is None:
+                raise KernelError(errno.ENODEV, f"no such PF {pf_pci}")
+            values = dict(values)
+            garbage = values.pop("garbage_totalvfs", None)
+            if garbage is not None:
+                _write(self.dev_dir(pf.pci) / "sriov_totalvfs", str(garbage))
+            if values.pop("drop_pf_driver", False):
+                self._unbind(pf.pci)
+            if values.pop("vanish_now", False):
+                self._vanish(pf)
+                return
+            pf.faults.update(values)

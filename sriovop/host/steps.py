@@ -1,0 +1,71 @@
+"""Apply step names and the step hook.
+
+Every apply step has a stable name; errors carry it (so lastSyncError says what was being done) and a
+hook is called with it before the step runs (so crash-safety tests can kill the daemon at exactly that
+point). `crash_hook_from_env` is that kill switch for a daemon running as a separate process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from typing import Final
+
+#: Called as hook(step, pf_pci_address) before each step (VF steps run once per VF).
+StepHook = Callable[[str, str], None]
+
+CHECK_TOTALVFS: Final = "check-totalvfs"
+CLEAR_NUMVFS: Final = "clear-numvfs"
+WRITE_NUMVFS: Final = "write-numvfs"
+WAIT_VFS: Final = "wait-vfs"
+SET_PF_MTU: Final = "set-mtu"
+BIND_DRIVER: Final = "bind-driver"
+WAIT_VF_NETDEV: Final = "wait-vf-netdev"
+SET_VF_MAC: Final = "set-vf-mac"
+SET_VF_MTU: Final = "set-vf-mtu"
+LINK_UP: Final = "link-up"
+WRITE_RECORD: Final = "write-record"
+RESET_NUMVFS: Final = "reset-numvfs"
+RESTORE_MTU: Final = "restore-mtu"
+REMOVE_RECORD: Final = "remove-record"
+CHECK_EXTERNAL: Final = "check-externally-managed"
+FIND_PF: Final = "find-pf"
+
+APPLY_STEPS: Final = (
+    CHECK_TOTALVFS, CLEAR_NUMVFS, WRITE_NUMVFS, WAIT_VFS, SET_PF_MTU, BIND_DRIVER, WAIT_VF_NETDEV,
+    SET_VF_MAC, SET_VF_MTU, LINK_UP, WRITE_RECORD,
+)
+RESET_STEPS: Final = (RESET_NUMVFS, RESTORE_MTU, REMOVE_RECORD)
+
+CRASH_ENV: Final = "SRIOVOP_CRASH_AT_STEP"
+
+
+def noop_hook(step: str, pf: str) -> None:
+    return None
+
+
+def crash_hook_from_env(env: dict[str, str] | None = None) -> StepHook | None:
+    """`SRIOVOP_CRASH_AT_STEP=<step>[@<pf>][#<n>]`: SIGKILL this process before the n-th (default 1st)
+    occurrence of the step (on that PF). SIGKILL, not an exception: nothing gets to clean up, exactly
+    like a node losing power or the OOM killer."""
+    spec = (env if env is not None else dict(os.environ)).get(CRASH_ENV, "")
+    if not spec:
+        return None
+    nth = 1
+    if "#" in spec:
+        spec, count = spec.rsplit("#", 1)
+        nth = int(count)
+    step, _, pf = spec.partition("@")
+    if step not in APPLY_STEPS + RESET_STEPS:
+        raise ValueError(f"{CRASH_ENV}: unknown step {step!r}; known: {', '.join(APPLY_STEPS + RESET_STEPS)}")
+    seen = 0
+
+    def hook(s: str, p: str) -> None:
+        nonlocal seen
+        if s == step and (not pf or p == pf):
+            seen += 1
+            if seen >= nth:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
