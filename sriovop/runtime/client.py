@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import quote, urlencode
 
@@ -400,3 +400,31 @@ class UncachedReader:
     def list(self, kind: Kind, namespace: str | None = None, label_selector: Selector = None,
              field_selector: Selector = None) -> list[Any]:
         return self._client.list(kind, namespace, label_selector, field_selector)
+
+
+class DelegatingClient:
+    """Reads from a cache, writes to the server (controller-runtime's default client).
+
+    Kinds in `disable_cache_for` are always read from the server (controller-runtime's DisableFor),
+    e.g. for counting that must see fresh data. Cached reads return shared read-only objects.
+    """
+
+    def __init__(self, client: Client, cache: Reader, disable_cache_for: Iterable[Kind] = ()) -> None:
+        self.server = client
+        self.cache = cache
+        self.disable_cache_for = frozenset(disable_cache_for)
+        self.create = client.create
+        self.update = client.update
+        self.update_status = client.update_status
+        self.patch = client.patch
+        self.delete = client.delete
+
+    def _reader(self, kind: Kind) -> Reader:
+        return UncachedReader(self.server) if kind in self.disable_cache_for else self.cache
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> Mapping[str, Any]:
+        return self._reader(kind).get(kind, name, namespace)
+
+    def list(self, kind: Kind, namespace: str | None = None, label_selector: Selector = None,
+             field_selector: Selector = None) -> list[Any]:
+        return self._reader(kind).list(kind, namespace, label_selector, field_selector)
