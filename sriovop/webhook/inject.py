@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.fields import as_list, as_map, loose_str
 
 ANNOTATION_FIELD = f"metadata.annotations[{consts.POD_NETWORKS_ANNOTATION}]"
+_DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _HUGEPAGES = (("1G", "hugepages-1Gi"), ("2M", "hugepages-2Mi"))
 
 
@@ -49,7 +51,7 @@ def parse_networks(value: str, default_namespace: str) -> list[NetworkRef]:
                 raise Denied(ANNOTATION_FIELD, f"element {i}: namespace must be a string")
             if iface is not None and not isinstance(iface, str):
                 raise Denied(ANNOTATION_FIELD, f"element {i}: interface must be a string")
-            refs.append(NetworkRef(ns or default_namespace, item["name"], iface or ""))
+            refs.append(_checked(NetworkRef(ns or default_namespace, item["name"], iface or ""), f"element {i}"))
         return refs
     refs = []
     for raw in text.split(","):
@@ -60,8 +62,15 @@ def parse_networks(value: str, default_namespace: str) -> list[NetworkRef]:
         ns, slash, name = ref.rpartition("/")
         if "/" in ns or (slash and not ns) or not name or (at and not iface):
             raise Denied(ANNOTATION_FIELD, f"network {item!r} is not of the form [namespace/]name[@interface]")
-        refs.append(NetworkRef(ns or default_namespace, name, iface))
+        refs.append(_checked(NetworkRef(ns or default_namespace, name, iface), f"network {item!r}"))
     return refs
+
+
+def _checked(ref: NetworkRef, where: str) -> NetworkRef:
+    for what, value in (("namespace", ref.namespace), ("name", ref.name)):
+        if len(value) > 253 or not _DNS_NAME.match(value):
+            raise Denied(ANNOTATION_FIELD, f"{where}: {what} {value!r} is not a valid Kubernetes object name")
+    return ref
 
 
 def _resources_for(refs: list[NetworkRef], view: ClusterView) -> Counter[str]:

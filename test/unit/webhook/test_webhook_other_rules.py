@@ -1,0 +1,191 @@
+"""Operator config, pool config and network rules, and policy defaulting."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from sriovop.webhook.cluster_view import StaticClusterView
+from sriovop.webhook.handler import MUTATING_PATH, VALIDATING_PATH, AdmissionHandler
+from sriovop.webhook.mutate import policy_defaults_patch
+from test.support.webhook_objects import API, NICS, OPERATOR_NS, SETTINGS, node, node_state, policy, review
+
+
+def call(path: str, body: dict[str, Any], view: StaticClusterView | None = None) -> dict[str, Any]:
+    status, answer = AdmissionHandler(view or StaticClusterView(nics=NICS), SETTINGS).handle(
+        path, json.dumps(body).encode())
+    assert status == 200, answer
+    return answer["response"]
+
+
+def obj(kind: str, name: str, spec: dict[str, Any], namespace: str = OPERATOR_NS) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": kind, "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def denied(response: dict[str, Any], field: str, fragment: str) -> None:
+    assert response["allowed"] is False, response
+    assert f": {field}: " in response["status"]["message"], response
+    assert fragment in response["status"]["message"], response
+
+
+# --- SriovOperatorConfig -------------------------------------------------------------------------
+
+def test_operator_config_must_be_default_in_operator_namespace() -> None:
+    denied(call(VALIDATING_PATH, review("SriovOperatorConfig", obj("SriovOperatorConfig", "other", {}))),
+           "metadata.name", f"only default SriovOperatorConfig in {OPERATOR_NS} namespace is used")
+    denied(call(VALIDATING_PATH, review("SriovOperatorConfig", obj("SriovOperatorConfig", "default", {}, "x"))),
+           "metadata.name", "only default SriovOperatorConfig")
+    assert call(VALIDATING_PATH, review("SriovOperatorConfig", obj("SriovOperatorConfig", "default", {})))["allowed"]
+
+
+def test_disable_drain_warns_and_is_refused_while_a_node_updates() -> None:
+    before = obj("SriovOperatorConfig", "default", {"disableDrain": False})
+    after = obj("SriovOperatorConfig", "default", {"disableDrain": True})
+    busy = StaticClusterView([node("w")], [node_state("w", [], sync="InProgress")], nics=NICS)
+    calm = StaticClusterView([node("w")], [node_state("w", [], sync="Succeeded")], nics=NICS)
+    response = call(VALIDATING_PATH, review("SriovOperatorConfig", after, "UPDATE", old=before), busy)
+    denied(response, "spec.disableDrain", "can't set Spec.DisableDrain = true while node[w] is updating")
+    assert response["warnings"] == [
+        "Node draining is disabled for applying SriovNetworkNodePolicy, it may result in workload interruption."]
+    ok = call(VALIDATING_PATH, review("SriovOperatorConfig", after, "UPDATE", old=before), calm)
+    assert ok["allowed"] is True and len(ok["warnings"]) == 1
+    unchanged = call(VALIDATING_PATH, review("SriovOperatorConfig", after, "UPDATE", old=after), busy)
+    assert unchanged["allowed"] is True
+
+
+@pytest.mark.parametrize(("spec", "field", "fragment"), [
+    ({"logLevel": 3}, "spec.logLevel", "out of range 0..2"),
+    ({"configurationMode": "cron"}, "spec.configurationMode", "unsupported value 'cron'"),
+    ({"disablePlugins": ["intel"]}, "spec.disablePlugins[0]", "only 'mellanox'"),
+    ({"enableInjector": "yes"}, "spec.enableInjector", "must be a boolean"),
+])
+def test_operator_config_fields(spec: dict[str, Any], field: str, fragment: str) -> None:
+    denied(call(VALIDATING_PATH, review("SriovOperatorConfig", obj("SriovOperatorConfig", "default", spec))),
+           field, fragment)
+
+
+# --- SriovNetworkPoolConfig ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("spec", "field", "fragment"), [
+    ({"maxUnavailable": 1, "ovsHardwareOffloadConfig": {"name": "mcp"}}, "spec.ovsHardwareOffloadConfig",
+     "can't have both parallel configuration"),
+    ({"nodeSelector": {}, "ovsHardwareOffloadConfig": {"name": "mcp"}}, "spec.ovsHardwareOffloadConfig",
+     "can't have both"),
+    ({"maxUnavailable": -1}, "spec.maxUnavailable", "negative number -1 is not allowed"),
+    ({"maxUnavailable": "10"}, "spec.maxUnavailable", "must be a percentage"),
+    ({"maxUnavailable": "0%"}, "spec.maxUnavailable", "between 1% and 100%"),
+    ({"maxUnavailable": "101%"}, "spec.maxUnavailable", "between 1% and 100%"),
+    ({"maxUnavailable": "1.5%"}, "spec.maxUnavailable", "whole number"),
+    ({"nodeSelector": {"matchExpressions": [{"key": "a", "operator": "Has"}]}},
+     "spec.nodeSelector.matchExpressions[0].operator", "unsupported operator 'Has'"),
+    ({"nodeSelector": {"matchExpressions": [{"key": "a", "operator": "In"}]}},
+     "spec.nodeSelector.matchExpressions[0].values", "non-empty"),
+    ({"rdmaMode": "private"}, "spec.rdmaMode", "unsupported value 'private'"),
+])
+def test_pool_config_denials(spec: dict[str, Any], field: str, fragment: str) -> None:
+    denied(call(VALIDATING_PATH, review("SriovNetworkPoolConfig", obj("SriovNetworkPoolConfig", "pool", spec))),
+           field, fragment)
+
+
+@pytest.mark.parametrize("spec", [
+    {}, {"maxUnavailable": 0}, {"maxUnavailable": 3}, {"maxUnavailable": "25%"}, {"maxUnavailable": "100%"},
+    {"ovsHardwareOffloadConfig": {"name": "mcp"}}, {"rdmaMode": "exclusive"},
+    {"nodeSelector": {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "c", "operator": "Exists"}]}},
+])
+def test_pool_config_allowed(spec: dict[str, Any]) -> None:
+    response = call(VALIDATING_PATH, review("SriovNetworkPoolConfig", obj("SriovNetworkPoolConfig", "pool", spec)))
+    assert response["allowed"] is True, response
+
+
+# --- networks ------------------------------------------------------------------------------------
+
+NET_DENIALS = [
+    ("SriovNetwork", "user-ns", {"resourceName": "x", "networkNamespace": "other"}, "spec.networkNamespace",
+     "can't be specified if the resource is not in the sriov-network-operator namespace"),
+    ("SriovIBNetwork", "user-ns", {"resourceName": "x", "networkNamespace": "other"}, "spec.networkNamespace",
+     "can't be specified"),
+    ("OVSNetwork", "user-ns", {"resourceName": "x", "networkNamespace": "other"}, "spec.networkNamespace",
+     "can't be specified"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": ""}, "spec.resourceName", "must not be empty"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "ipam": "{not json"}, "spec.ipam", "must be valid JSON"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "ipam": '{"subnet": "10.0.0.0/24"}'}, "spec.ipam",
+     '"type" field'),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": '{"mac": "yes"}'}, "spec.capabilities",
+     "boolean values"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "metaPlugins": '{"type": "tuning"}, {"sysctl": {}}'},
+     "spec.metaPlugins", 'metaPlugins[1] must contain a non-empty string "type"'),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "logFile": '/tmp/a"b'}, "spec.logFile",
+     "must not contain quotes"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "vlan": 4095}, "spec.vlan", "out of range 0..4094"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "vlanQoS": 8}, "spec.vlanQoS", "out of range 0..7"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "spoofChk": "yes"}, "spec.spoofChk", "unsupported value"),
+    ("SriovIBNetwork", OPERATOR_NS, {"resourceName": "x", "linkState": "up"}, "spec.linkState",
+     "unsupported value 'up'"),
+    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "bridge": "a-very-long-bridge-name"}, "spec.bridge",
+     "at most 15 characters"),
+    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "bridge": "-br"}, "spec.bridge", "must start with"),
+    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "interfaceType": "dpdk vhost"}, "spec.interfaceType",
+     "letters, digits"),
+    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "vlan": 5000}, "spec.vlan", "out of range 0..4095"),
+]
+
+
+@pytest.mark.parametrize(("kind", "ns", "spec", "field", "fragment"), NET_DENIALS,
+                         ids=[f"{r[0]}-{r[3]}" for r in NET_DENIALS])
+def test_network_denials(kind: str, ns: str, spec: dict[str, Any], field: str, fragment: str) -> None:
+    response = call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, ns)))
+    denied(response, field, fragment)
+    assert f'{kind} "{ns}/net" is invalid' in response["status"]["message"]
+
+
+@pytest.mark.parametrize(("kind", "ns", "spec"), [
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "networkNamespace": "apps", "vlan": 100,
+                                   "ipam": '{"type": "host-local", "subnet": "10.56.217.0/24"}',
+                                   "capabilities": '{"mac": true, "ips": true}', "spoofChk": "on",
+                                   "metaPlugins": '{"type": "tuning", "sysctl": {}}, {"type": "vrf"}'}),
+    ("SriovNetwork", "user-ns", {"resourceName": "x", "ipam": "{}"}),
+    ("SriovIBNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": '{"infinibandGUID": true}'}),
+    ("OVSNetwork", "user-ns", {"resourceName": "x", "bridge": "br-0000_00_03.0", "interfaceType": "netdev"}),
+])
+def test_networks_allowed(kind: str, ns: str, spec: dict[str, Any]) -> None:
+    assert call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, ns)))["allowed"] is True
+
+
+# --- defaulting ----------------------------------------------------------------------------------
+
+def _patch(response: dict[str, Any]) -> list[dict[str, Any]]:
+    assert response["allowed"] is True
+    if "patch" not in response:
+        return []
+    assert response["patchType"] == "JSONPatch"
+    patch: list[dict[str, Any]] = json.loads(base64.b64decode(response["patch"]))
+    return patch
+
+
+def _bare(**spec: Any) -> dict[str, Any]:
+    p = policy(**spec)
+    del p["spec"]["priority"], p["spec"]["isRdma"]
+    p["spec"].update(spec)
+    return p
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({}, [{"op": "add", "path": "/spec/priority", "value": 99}, {"op": "add", "path": "/spec/isRdma", "value": False}]),
+    ({"priority": 10}, [{"op": "add", "path": "/spec/isRdma", "value": False}]),
+    ({"priority": 0, "isRdma": True}, []),
+    ({"priority": 5, "linkType": "IB"}, [{"op": "add", "path": "/spec/isRdma", "value": True}]),
+    ({"priority": 5, "linkType": "ib", "isRdma": False}, [{"op": "add", "path": "/spec/isRdma", "value": True}]),
+    ({"priority": 5, "linkType": "ib", "deviceType": "vfio-pci"}, [{"op": "add", "path": "/spec/isRdma",
+                                                                     "value": False}]),
+])
+def test_policy_defaults(spec: dict[str, Any], expected: list[dict[str, Any]]) -> None:
+    assert _patch(call(MUTATING_PATH, review("SriovNetworkNodePolicy", _bare(**spec)))) == expected
+
+
+def test_defaults_skip_the_default_policy_and_other_kinds() -> None:
+    assert policy_defaults_patch(_bare() | {"metadata": {"name": "default"}}) == []
+    assert _patch(call(MUTATING_PATH, review("SriovNetwork", obj("SriovNetwork", "n", {})))) == []
+    assert policy_defaults_patch({"spec": "nonsense"}) == []
