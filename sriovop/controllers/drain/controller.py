@@ -1,0 +1,255 @@
+"""The drain controller: answers the config daemon's drain requests, a pool's capacity at a time.
+
+Reads of Nodes, NodeStates and pools go to the server (never the cache) because the capacity count
+must see the `current-state` written a moment ago by another worker; the count and the
+`current-state=Draining` write happen under one lock, so two workers can never both take the last
+slot of a pool. Node and NodeState events map to the same request (operator namespace, node name),
+so one node is never reconciled by two workers at once.
+
+Beyond upstream: when a node frees a slot (its `current-state` returns to Idle) every node waiting
+for a slot is enqueued at once instead of at its next 5 s poll, and a drain that a pod holds up is
+visible on the NodeState (`sriovnetwork.openshift.io/drain-blocked-by`) and in a Warning Event.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+import structlog
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_NETWORK_POOL_CONFIG
+from sriovop.controllers.drain.drainer import Blocker, Drainer, DrainFailed, DrainStopped
+from sriovop.controllers.drain.states import (
+    DRAIN_BLOCKED_BY_ANNOTATION,
+    REASON_COMPLETE_DRAIN,
+    REASON_DRAIN_BLOCKED,
+    REASON_DRAIN_NODE,
+    Action,
+    annotation,
+    decide,
+    is_full_drain,
+    missing_annotations,
+    occupies_slot,
+    uses_external_drainer,
+)
+from sriovop.controllers.pool_config import REASON_POOL_CONFLICT, PoolLookupError, find_node_pool
+from sriovop.runtime.client import Client, UncachedReader
+from sriovop.runtime.controller import Controller, Funcs, Request, Result, TerminalError
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.kinds import NODE
+
+log = structlog.get_logger(__name__)
+
+CONTROLLER_NAME = "drain"
+#: Upstream's DrainControllerRequeueTime: how often a node waiting for a pool slot asks again.
+REQUEUE_AFTER = 5.0
+#: Upstream's MaxConcurrentReconciles for this controller.
+WORKERS = 50
+
+WAITING_REQUESTS = (consts.DRAIN_REQUIRED, consts.REBOOT_REQUIRED)
+
+
+class Recorder(Protocol):
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
+class DrainReconciler:
+    def __init__(self, client: Client, namespace: str, drainer: Drainer, recorder: Recorder | None = None,
+                 *, requeue_after: float = REQUEUE_AFTER, workers: int = WORKERS) -> None:
+        self.client = client
+        self.reader = UncachedReader(client)
+        self.namespace = namespace
+        self.drainer = drainer
+        self.recorder = recorder
+        self.requeue_after = requeue_after
+        self.workers = workers
+        self._capacity_lock = threading.Lock()
+        self.controller: Controller | None = None
+
+    # -- wiring ----------------------------------------------------------------------------------
+
+    def setup(self, manager: Any) -> Controller:
+        """Register on `manager` (the namespaced one): watches, the controller, and a stop hook that
+        aborts running drains when the manager stops (a drain may otherwise wait out its 90 s)."""
+        ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=self.workers)
+        ctrl.watches(manager.cache.informers_for(NODE), map_func=self._node_requests,
+                     predicates=[Funcs(on_create=_has_node_state_annotation, on_update=_node_request_changed,
+                                       on_delete=lambda o: False)])
+        ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_NODE_STATE),
+                     map_func=lambda o: self._node_state_requests(o, manager),
+                     predicates=[Funcs(on_update=_current_state_changed, on_delete=lambda o: False)])
+        manager.add(ctrl)
+        manager.add(self._abort_drains_on_stop, need_leader_election=True)
+        self.controller = ctrl
+        return ctrl
+
+    def _abort_drains_on_stop(self, stop: threading.Event) -> None:
+        stop.wait()
+        self.drainer.stop_event.set()
+
+    def _node_requests(self, node: Any) -> Iterable[Request]:
+        return [Request(self.namespace, _name(node))]
+
+    def _node_state_requests(self, state: Any, manager: Any) -> Iterable[Request]:
+        out = [Request(self.namespace, _name(state))]
+        if annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_IDLE:
+            # A slot may have been freed: wake every node waiting for one.
+            for other in manager.cache.list(SRIOV_NETWORK_NODE_STATE, self.namespace):
+                if (_name(other) != _name(state)
+                        and annotation(other, consts.NODE_STATE_DRAIN_ANNOTATION) in WAITING_REQUESTS
+                        and annotation(other, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_IDLE):
+                    out.append(Request(self.namespace, _name(other)))
+        return out
+
+    # -- reconcile -------------------------------------------------------------------------------
+
+    def reconcile(self, req: Request) -> Result | None:
+        try:
+            node = self.reader.get(NODE, req.name)
+            state = self.reader.get(SRIOV_NETWORK_NODE_STATE, req.name, self.namespace)
+        except NotFound:
+            return None
+        if uses_external_drainer(state):
+            return None
+        node_missing, state_missing = missing_annotations(node, state)
+        if node_missing or state_missing:
+            self._default_annotations(node, state, node_missing, state_missing)
+            return Result(requeue=True)
+
+        node_request = str(annotation(node, consts.NODE_DRAIN_ANNOTATION))
+        current = str(annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT))
+        action = decide(node_request, current)
+        log.debug("drain reconcile", node=req.name, request=node_request, current=current, action=action.value)
+        if action is Action.NOTHING:
+            if node_request == consts.DRAIN_IDLE and annotation(state, DRAIN_BLOCKED_BY_ANNOTATION) is not None:
+                self._annotate(state, {DRAIN_BLOCKED_BY_ANNOTATION: None})
+            return None
+        if action is Action.COMPLETE:
+            return self._complete(state)
+        if action is Action.INVALID:
+            raise TerminalError(
+                f"node {req.name}: unexpected drain annotations: node {consts.NODE_DRAIN_ANNOTATION}="
+                f"{node_request!r} (want one of {', '.join(consts.DESIRED_DRAIN_STATES)}), NodeState "
+                f"{consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT}={current!r} "
+                f"(want one of {', '.join(consts.CURRENT_DRAIN_STATES)})")
+        if action is Action.START:
+            wait = self._try_start(node, state)
+            if wait is not None:
+                return wait
+        return self._drain(node, state, node_request)
+
+    def _default_annotations(self, node: Mapping[str, Any], state: Mapping[str, Any], node_missing: bool,
+                             state_missing: bool) -> None:
+        """Add missing annotations as Idle, guarded by resourceVersion so a concurrent daemon write wins."""
+        if node_missing:
+            self.client.patch(NODE, _name(node), {"metadata": {
+                "resourceVersion": node["metadata"]["resourceVersion"],
+                "annotations": {consts.NODE_DRAIN_ANNOTATION: consts.DRAIN_IDLE}}})
+        if state_missing:
+            add = {key: consts.DRAIN_IDLE
+                   for key in (consts.NODE_STATE_DRAIN_ANNOTATION, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+                   if annotation(state, key) is None}
+            self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state), {"metadata": {
+                "resourceVersion": state["metadata"]["resourceVersion"], "annotations": add}}, self.namespace)
+
+    def _complete(self, state: Mapping[str, Any]) -> Result | None:
+        name = _name(state)
+        self.drainer.uncordon(name)
+        self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAIN_IDLE,
+                               DRAIN_BLOCKED_BY_ANNOTATION: None})
+        self._event(state, REASON_COMPLETE_DRAIN, "drain completed: node uncordoned")
+        log.info("drain completed", node=name)
+        return None
+
+    def _try_start(self, node: Mapping[str, Any], state: Mapping[str, Any]) -> Result | None:
+        """The pool capacity check: None when this node may start draining (and now counts as such)."""
+        name = _name(node)
+        with self._capacity_lock:
+            nodes = self.reader.list(NODE)
+            pools = self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
+            try:
+                pool = find_node_pool(node, pools, nodes)
+                limit = pool.limit()
+            except (PoolLookupError, ValueError) as exc:
+                self._event(state, REASON_POOL_CONFLICT, f"cannot start draining node {name}: {exc}")
+                raise
+            members = set(pool.nodes)
+            states = self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)
+            draining = sorted(_name(s) for s in states if _name(s) in members
+                              and occupies_slot(annotation(s, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)))
+            if limit != consts.UNLIMITED and len(draining) >= limit:
+                log.info("pool at its maxUnavailable; waiting", node=name, pool=pool.name, limit=limit,
+                         draining=draining)
+                return Result(requeue_after=self.requeue_after)
+            self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAINING})
+            log.info("drain slot taken", node=name, pool=pool.name, limit=limit, draining=len(draining) + 1)
+        return None
+
+    def _drain(self, node: Mapping[str, Any], state: Mapping[str, Any], node_request: str) -> Result | None:
+        name = _name(node)
+        full = is_full_drain(node_request)
+        self._event(state, REASON_DRAIN_NODE, "Drain node has been initiated")
+        if full and len(self.reader.list(NODE)) == 1:
+            log.info("single-node cluster and a reboot requested: not evicting", node=name)
+        else:
+            try:
+                self.drainer.drain(name, full=full, on_blocked=self._on_blocked)
+            except DrainStopped:
+                log.info("drain abandoned: shutting down", node=name)
+                return None
+            except DrainFailed as exc:
+                if exc.blocker is not None:
+                    self._on_blocked(name, exc.blocker)
+                self._event(state, REASON_DRAIN_NODE, f"node drain failed: {exc}")
+                raise
+        self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAIN_COMPLETE,
+                               DRAIN_BLOCKED_BY_ANNOTATION: None})
+        self._event(state, REASON_DRAIN_NODE, "node drain completed")
+        return None
+
+    def _on_blocked(self, node_name: str, blocker: Blocker) -> None:
+        log.warning("drain blocked", node=node_name, pod=blocker.pod, reason=blocker.reason)
+        try:
+            state = self.reader.get(SRIOV_NETWORK_NODE_STATE, node_name, self.namespace)
+        except NotFound:
+            return
+        if annotation(state, DRAIN_BLOCKED_BY_ANNOTATION) != str(blocker):
+            self._annotate(state, {DRAIN_BLOCKED_BY_ANNOTATION: str(blocker)})
+        self._event(state, REASON_DRAIN_BLOCKED, f"drain of node {node_name} is blocked by pod {blocker}")
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def _annotate(self, state: Mapping[str, Any], values: Mapping[str, str | None]) -> None:
+        current = state["metadata"].get("annotations") or {}
+        if all(current.get(k) == v for k, v in values.items()):
+            return
+        self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state),
+                          {"metadata": {"annotations": dict(values)}}, self.namespace)
+
+    def _event(self, state: Mapping[str, Any], reason: str, message: str) -> None:
+        # Upstream records every drain event as Warning, even on success; tooling filters on it.
+        if self.recorder is not None:
+            self.recorder.event(state, "Warning", reason, message)
+
+
+# -- predicates ------------------------------------------------------------------------------------
+
+
+def _has_node_state_annotation(node: Any) -> bool:
+    return annotation(node, consts.NODE_DRAIN_ANNOTATION) is not None
+
+
+def _node_request_changed(old: Any, new: Any) -> bool:
+    return bool(annotation(old, consts.NODE_DRAIN_ANNOTATION) != annotation(new, consts.NODE_DRAIN_ANNOTATION))
+
+
+def _current_state_changed(old: Any, new: Any) -> bool:
+    key = consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT
+    return bool(annotation(old, key) != annotation(new, key))

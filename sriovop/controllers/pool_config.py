@@ -1,0 +1,248 @@
+"""SriovNetworkPoolConfig: which pool a node is in, how many of its nodes may drain at once, RDMA mode.
+
+Pools act indirectly: the drain controller asks `find_node_pool` + `max_unavailable` before it lets a
+node start draining, and the policy controller copies `rdma_mode_for_node` into NodeState specs. The
+reconciler here only owns the finalizer of OVS hardware-offload pools (whose MachineConfig side exists
+on OpenShift only) and makes pool overlaps visible: a node selected by two pools cannot drain, so
+every such node gets a Warning Event on its NodeState instead of a silent stall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_NETWORK_POOL_CONFIG
+from sriovop.api.v1.maxunavailable import MaxUnavailableError, max_unavailable
+from sriovop.runtime.controller import Controller, Request, Result
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.kinds import NODE
+
+log = structlog.get_logger(__name__)
+
+Obj = Mapping[str, Any]
+
+#: The pool a node falls into when no SriovNetworkPoolConfig selects it.
+DEFAULT_POOL_NAME = "default"
+REASON_POOL_CONFLICT = "PoolConfigConflict"
+
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+class PoolLookupError(Exception):
+    """A node belongs to more than one pool (or a pool is malformed): it cannot be drained."""
+
+
+# --- label selectors ------------------------------------------------------------------------------
+
+
+def selector_matches(selector: Obj | None, labels: Mapping[str, str] | None) -> bool:
+    """metav1.LabelSelectorAsSelector(...).Matches: None and {} both select everything.
+
+    Raises ValueError naming the offending requirement when the selector is malformed, as the Go
+    conversion does, so a broken pool is reported rather than silently matching nothing.
+    """
+    if not selector:
+        return True
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for i, expr in enumerate(selector.get("matchExpressions") or []):
+        key = expr.get("key") or ""
+        op = expr.get("operator")
+        values = list(expr.get("values") or [])
+        where = f"matchExpressions[{i}]"
+        if not key:
+            raise ValueError(f"{where}.key must not be empty")
+        if op not in _OPERATORS:
+            raise ValueError(f"{where}.operator {op!r} is not one of {', '.join(_OPERATORS)}")
+        if op in ("In", "NotIn") and not values:
+            raise ValueError(f"{where}.values must be non-empty for operator {op}")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise ValueError(f"{where}.values must be empty for operator {op}")
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+# --- pool lookup ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """The pool a node is in and every node of that pool (the drain capacity is counted over them)."""
+
+    name: str
+    max_unavailable: int | str | None
+    rdma_mode: str | None
+    nodes: tuple[str, ...] = field(default_factory=tuple)
+    is_default: bool = False
+
+    def limit(self) -> int:
+        """The pool's drain budget; raises MaxUnavailableError for a malformed spec.maxUnavailable."""
+        return max_unavailable(self.max_unavailable, len(self.nodes))
+
+
+def is_hw_offload_pool(pool: Obj) -> bool:
+    return bool(((pool.get("spec") or {}).get("ovsHardwareOffloadConfig") or {}).get("name"))
+
+
+def _name(obj: Obj) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def _labels(obj: Obj) -> Mapping[str, str]:
+    return obj.get("metadata", {}).get("labels") or {}
+
+
+def find_node_pool(node: Obj, pools: Iterable[Obj], nodes: Sequence[Obj]) -> NodePool:
+    """Upstream's findNodePoolConfig over already-listed pools and nodes.
+
+    Hardware-offload pools are ignored. A node matched by two pools raises PoolLookupError; a node
+    matched by none falls into the built-in default pool (maxUnavailable 1) made of every node that
+    no pool selects.
+    """
+    node_name = _name(node)
+    found: Obj | None = None
+    found_nodes: tuple[str, ...] = ()
+    in_pools: set[str] = set()
+    for pool in sorted((p for p in pools if not is_hw_offload_pool(p)), key=_name):
+        selector = (pool.get("spec") or {}).get("nodeSelector")
+        try:
+            members = tuple(_name(n) for n in nodes if selector_matches(selector, _labels(n)))
+            matches = selector_matches(selector, _labels(node))
+        except ValueError as exc:
+            raise PoolLookupError(f"pool {_name(pool)}: spec.nodeSelector: {exc}") from exc
+        in_pools.update(members)
+        if not matches:
+            continue
+        if found is not None:
+            raise PoolLookupError(
+                f"node {node_name} belongs to more than one pool: {_name(found)} and {_name(pool)}")
+        found, found_nodes = pool, members
+    if found is not None:
+        spec = found.get("spec") or {}
+        return NodePool(name=_name(found), max_unavailable=spec.get("maxUnavailable"),
+                        rdma_mode=spec.get("rdmaMode") or None, nodes=found_nodes)
+    rest = tuple(_name(n) for n in nodes if _name(n) not in in_pools)
+    return NodePool(name=DEFAULT_POOL_NAME, max_unavailable=consts.DEFAULT_POOL_MAX_UNAVAILABLE,
+                    rdma_mode=None, nodes=rest, is_default=True)
+
+
+def rdma_mode_for_node(node: Obj, pools: Iterable[Obj], nodes: Sequence[Obj]) -> str | None:
+    """The `spec.system.rdmaMode` a node's NodeState should carry (None: leave it unset).
+
+    A node in two pools gets None here (the conflict is reported elsewhere), so a policy sync is
+    never blocked by a pool mistake.
+    """
+    try:
+        return find_node_pool(node, pools, nodes).rdma_mode
+    except PoolLookupError:
+        return None
+
+
+def pool_conflicts(pools: Sequence[Obj], nodes: Sequence[Obj]) -> dict[str, str]:
+    """node name → the lookup error, for every node that no single pool can own."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        try:
+            find_node_pool(node, pools, nodes)
+        except PoolLookupError as exc:
+            out[_name(node)] = str(exc)
+    return out
+
+
+# --- reconciler -----------------------------------------------------------------------------------
+
+CONTROLLER_NAME = "sriovnetworkpoolconfig"
+#: Upstream's ResyncPeriod for hardware-offload pools.
+RESYNC_PERIOD = 300.0
+
+
+class Recorder(Protocol):
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+
+class PoolConfigReconciler:
+    """Finalizer of OVS hardware-offload pools, and Events for nodes that are in two pools.
+
+    On vanilla Kubernetes there is no MachineConfig to sync, so a hardware-offload pool only needs its
+    finalizer added and, on deletion, removed. Conflicts are re-checked on every pool event against
+    the cached pools and nodes, which is cheap at any realistic pool count.
+    """
+
+    def __init__(self, client: Any, namespace: str, recorder: Recorder | None = None) -> None:
+        self.client = client  # a manager's DelegatingClient: cached reads, direct writes
+        self.namespace = namespace
+        self.recorder = recorder
+
+    def setup(self, manager: Any) -> Controller:
+        ctrl = Controller(CONTROLLER_NAME, self.reconcile)
+        ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_POOL_CONFIG))
+        manager.add(ctrl)
+        return ctrl
+
+    def reconcile(self, req: Request) -> Result | None:
+        try:
+            pool: Obj | None = self.client.get(SRIOV_NETWORK_POOL_CONFIG, req.name, req.namespace)
+        except NotFound:
+            pool = None
+        self.report_conflicts()
+        if pool is None:
+            return None
+        self._sync_finalizer(pool)
+        if is_hw_offload_pool(pool) and not pool["metadata"].get("deletionTimestamp"):
+            return Result(requeue_after=RESYNC_PERIOD)
+        return None
+
+    def _sync_finalizer(self, pool: Obj) -> None:
+        meta = pool["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        has = consts.POOL_CONFIG_FINALIZER in finalizers
+        if meta.get("deletionTimestamp"):
+            if has:
+                finalizers.remove(consts.POOL_CONFIG_FINALIZER)
+                self._patch_finalizers(pool, finalizers)
+            return
+        if is_hw_offload_pool(pool) and not has:
+            self._patch_finalizers(pool, [*finalizers, consts.POOL_CONFIG_FINALIZER])
+
+    def _patch_finalizers(self, pool: Obj, finalizers: list[str]) -> None:
+        meta = pool["metadata"]
+        patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta.get("resourceVersion")}}
+        self.client.patch(SRIOV_NETWORK_POOL_CONFIG, meta["name"], patch, meta.get("namespace"))
+
+    def report_conflicts(self) -> dict[str, str]:
+        """node name -> why no single pool owns it; each gets a Warning Event on its NodeState."""
+        pools = self.client.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
+        nodes = self.client.list(NODE)
+        conflicts = pool_conflicts(pools, nodes)
+        for node_name, message in sorted(conflicts.items()):
+            log.warning("node is in more than one pool; it cannot be drained", node=node_name, error=message)
+            if self.recorder is None:
+                continue
+            try:
+                state = self.client.get(SRIOV_NETWORK_NODE_STATE, node_name, self.namespace)
+            except NotFound:
+                continue
+            self.recorder.event(state, "Warning", REASON_POOL_CONFLICT, message)
+        return conflicts
+
+
+__all__ = [
+    "DEFAULT_POOL_NAME", "REASON_POOL_CONFLICT", "MaxUnavailableError", "NodePool", "PoolConfigReconciler",
+    "PoolLookupError", "find_node_pool", "is_hw_offload_pool", "max_unavailable", "pool_conflicts",
+    "rdma_mode_for_node", "selector_matches",
+]
