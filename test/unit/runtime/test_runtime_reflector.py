@@ -113,7 +113,7 @@ def test_no_relist_on_too_many_requests_or_refused_watch() -> None:
     fake.lists.append(ListPage([], "10", ""))
     fake.watches.extend([TooManyRequests(429, "slow down"), ConnectionFailed("refused", refused=True),
                          FakeWatch([("ADDED", cm("a", "11"))], error=TooManyRequests(429, "again"))])
-    r, sink = make(fake)
+    r, _sink = make(fake)
     stop = threading.Event()
     t = threading.Thread(target=r.run, args=(stop,))
     t.start()
@@ -133,7 +133,7 @@ def test_watch_gone_relists_at_last_synced_rv() -> None:
     fake.lists.append(ListPage([], "10", ""))
     fake.watches.append(FakeWatch([("MODIFIED", cm("a", "15"))], error=gone()))
     fake.lists.append(ListPage([cm("a", "16")], "16", ""))
-    r, sink = make(fake)
+    r, _sink = make(fake)
     stop = threading.Event()
     t = threading.Thread(target=r.run, args=(stop,))
     t.start()
@@ -150,7 +150,7 @@ def test_watch_gone_relists_at_last_synced_rv() -> None:
 
 def test_synthetic_added_rvs_not_recorded_until_first_non_added() -> None:
     fake = FakeClient()
-    r, sink = make(fake)
+    r, _sink = make(fake)
     r.last_sync_resource_version = "0"
     r._handle(FakeWatch([("ADDED", cm("a", "7")), ("ADDED", cm("b", "3"))]), "0")  # type: ignore[arg-type]
     assert r.last_sync_resource_version == "0"
