@@ -1,0 +1,1 @@
+"""One module per reconciler; each exposes a class with `setup(manager)` (see each module's docstring)."""
