@@ -106,7 +106,9 @@ class SimKernelIO:
                     buf += chunk
             except TimeoutError as e:
                 self._reset()
-                raise TimeoutError(errno_mod.ETIMEDOUT, f"simulated write {req} timed out") from e
+                raise TimeoutError(
+                    errno_mod.ETIMEDOUT, f"{req.get('op')} {req.get('path', '')} did not finish in {timeout}s"
+                ) from e
             except OSError:
                 self._reset()
                 raise

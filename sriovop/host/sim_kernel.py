@@ -394,8 +394,9 @@ class SimKernel:
             if pf is None:
                 raise KernelError(errno.ENODEV, f"no such device {pci}")
             if attr == "sriov_numvfs" and vf is None:
+                before = pf.numvfs
                 self._set_numvfs(pf, value)
-                return pf.faults.numvfs_write_delay
+                return pf.faults.numvfs_write_delay if pf.numvfs != before else 0.0
             if attr == "driver_override" and len(parts) == 5:
                 name = value.strip("\x00").strip()
                 if vf is not None:
