@@ -52,7 +52,9 @@ class AdmissionRequest:
         """`Kind "ns/name"`, the way every denial names the object."""
         meta = self.subject.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
-        name = self.name or _str(meta.get("name")) or (_str(meta.get("generateName")) + "*")
+        name = self.name or _str(meta.get("name"))
+        if not name:
+            name = f"{_str(meta.get('generateName'))}*" if _str(meta.get("generateName")) else "(unnamed)"
         ns = self.namespace or _str(meta.get("namespace"))
         return f'{self.kind or "object"} "{ns}/{name}"' if ns else f'{self.kind or "object"} "{name}"'
 
@@ -110,7 +112,7 @@ def parse_review(body: bytes) -> AdmissionRequest:
     resource = req.get("resource")
     resource = resource if isinstance(resource, dict) else {}
     operation = req.get("operation")
-    if operation not in OPERATIONS:
+    if not isinstance(operation, str) or operation not in OPERATIONS:
         raise BadReview(f"request.operation must be one of {sorted(OPERATIONS)}, got {operation!r}")
     for key in ("name", "namespace"):
         if req.get(key) is not None and not isinstance(req.get(key), str):

@@ -66,6 +66,10 @@ class AdmissionHandler:
         except BadReview as exc:
             REQUESTS.labels(path, "bad_request").inc()
             return 400, {"error": str(exc)}
+        except Exception as exc:  # a parser bug must still be a 400, not a dead connection
+            log.exception("admission_review_unparseable", path=path)
+            REQUESTS.labels(path, "bad_request").inc()
+            return 400, {"error": f"cannot read the AdmissionReview: {type(exc).__name__}: {exc}"}
         try:
             verdict = rule(request)
         except Exception as exc:  # a bug in a rule must not become a 500 or kill the thread

@@ -22,6 +22,8 @@ log = structlog.get_logger(__name__)
 
 #: The API server never sends more than its own request limit (3 MiB) plus the envelope.
 MAX_BODY_BYTES = 3 * 1024 * 1024
+#: An oversized body up to this size is read and dropped before answering 400; beyond it we just close.
+DRAIN_LIMIT_BYTES = 16 * 1024 * 1024
 READYZ_PATH = "/readyz"
 HEALTHZ_PATH = "/healthz"
 
@@ -61,6 +63,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _discard(self, length: int) -> None:
+        """Read (a bounded amount of) an unwanted body, so the client gets our 400 instead of a reset."""
+        remaining = min(length, DRAIN_LIMIT_BYTES)
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 64 * 1024))
+            if not chunk:
+                return
+            remaining -= len(chunk)
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path in (READYZ_PATH, HEALTHZ_PATH):
@@ -81,6 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if length < 0 or length > MAX_BODY_BYTES:
             self.close_connection = True
+            self._discard(length)
             self._send(400, {"error": f"Content-Length {raw_length!r} is not within 0..{MAX_BODY_BYTES} bytes"})
             return
         body = self.rfile.read(length)

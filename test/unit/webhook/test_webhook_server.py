@@ -1,0 +1,104 @@
+"""The HTTPS server: routes, TLS floor, bad requests answered with 400, concurrency, survival."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from sriovop.webhook.handler import MUTATING_PATH, POD_MUTATING_PATH, VALIDATING_PATH
+from sriovop.webhook.server import MAX_BODY_BYTES
+from test.support.webhook_objects import SETTINGS, default_cluster, policy, review
+from test.support.webhook_server import Running, running_webhook
+
+
+@pytest.fixture(scope="module")
+def hook() -> Iterator[Running]:
+    with running_webhook(default_cluster(), SETTINGS) as running:
+        yield running
+
+
+def test_readyz_and_unknown_paths(hook: Running) -> None:
+    conn = hook.connection()
+    conn.request("GET", "/readyz")
+    response = conn.getresponse()
+    assert (response.status, response.read()) == (200, b"ok")
+    status, body = hook.post("/nope", review("Pod", {}))
+    assert status == 404 and "no admission endpoint at /nope" in body["error"]
+
+
+def test_all_three_routes_answer_reviews(hook: Running) -> None:
+    for path in (MUTATING_PATH, VALIDATING_PATH, POD_MUTATING_PATH):
+        status, body = hook.post(path, review("SriovNetworkNodePolicy", policy()))
+        assert status == 200, body
+        assert body["kind"] == "AdmissionReview" and body["response"]["allowed"] is True
+
+
+@pytest.mark.parametrize("body", [b"", b"not json", b"[]", b'{"apiVersion": "v1"}',
+                                  json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}).encode(),
+                                  b"\xff\xfe\x00"])
+def test_malformed_bodies_get_400(hook: Running, body: bytes) -> None:
+    status, answer = hook.post(VALIDATING_PATH, body)
+    assert status == 400
+    assert answer["error"]
+
+
+def test_oversized_and_lying_content_length_get_400(hook: Running) -> None:
+    status, answer = hook.post(VALIDATING_PATH, b"x" * (MAX_BODY_BYTES + 1))
+    assert status == 400 and "Content-Length" in answer["error"]
+    conn = hook.connection()
+    conn.putrequest("POST", VALIDATING_PATH)
+    conn.putheader("Content-Length", "-5")
+    conn.endheaders()
+    assert conn.getresponse().status == 400
+    conn = hook.connection()
+    conn.putrequest("POST", VALIDATING_PATH)
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
+    conn.send(b"0\r\n\r\n")
+    assert conn.getresponse().status == 400
+    assert hook.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", policy()))[0] == 200
+
+
+def test_tls_floor_is_1_2_and_garbage_does_not_hurt(hook: Running) -> None:
+    assert hook.server.ssl_context.minimum_version == ssl.TLSVersion.TLSv1_2
+    ctx = hook.client_context()
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    with socket.create_connection((hook.host, hook.port), timeout=5) as raw, \
+            ctx.wrap_socket(raw, server_hostname=hook.host) as tls:
+        assert tls.version() == "TLSv1.2"
+    with socket.create_connection((hook.host, hook.port), timeout=5) as raw:
+        raw.sendall(b"GET / HTTP/1.1\r\n\r\n" + bytes(range(256)))
+    idle = socket.create_connection((hook.host, hook.port), timeout=5)  # connects, never handshakes
+    try:
+        assert hook.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", policy()))[0] == 200
+    finally:
+        idle.close()
+
+
+def test_concurrent_requests_on_kept_alive_connections(hook: Running) -> None:
+    failures: list[str] = []
+
+    def worker(n: int) -> None:
+        conn = hook.connection()
+        try:
+            for i in range(25):
+                body = review("SriovNetworkNodePolicy", policy(numVfs=65 if (n + i) % 2 else 4))
+                status, answer = hook.post(VALIDATING_PATH, body, conn=conn)
+                expected = (n + i) % 2 == 0
+                if status != 200 or answer["response"]["allowed"] is not expected or \
+                        answer["response"]["uid"] != body["request"]["uid"]:
+                    failures.append(f"{n}/{i}: {status} {answer}")
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures, failures[:3]
