@@ -1,0 +1,65 @@
+"""Netlink operations of sriovop.host.netlink on a veth pair in a throwaway network namespace."""
+
+from __future__ import annotations
+
+import errno
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from pyroute2 import IPRoute, netns
+
+from sriovop.host.netlink import Netlink
+
+
+@pytest.fixture
+def veth_ns() -> Iterator[str]:
+    name = f"sriovop-nltest-{uuid.uuid4().hex[:8]}"
+    netns.create(name)
+    try:
+        with IPRoute(netns=name) as ipr:
+            ipr.link("add", ifname="tpf0", kind="veth", peer={"ifname": "tpf0peer"})
+        yield name
+    finally:
+        netns.remove(name)
+
+
+def test_mtu_up_down_mac_and_alt_names(veth_ns: str) -> None:
+    with Netlink(veth_ns) as nl:
+        before = nl.link("tpf0")
+        assert before is not None and not before.admin_up and before.link_type == "ETH"
+
+        nl.set_mtu("tpf0", 9000)
+        nl.set_up("tpf0")
+        nl.set_mac("tpf0", "02:11:22:33:44:55")
+        nl.add_alt_name("tpf0", "enp99s0f0np0")
+        after = nl.link("tpf0")
+        assert after is not None
+        assert (after.mtu, after.admin_up, after.mac) == (9000, True, "02:11:22:33:44:55")
+        assert after.alt_names == ("enp99s0f0np0",)
+
+        nl.set_down("tpf0")
+        dumped = nl.links()
+        assert set(dumped) >= {"lo", "tpf0", "tpf0peer"}
+        assert not dumped["tpf0"].admin_up and dumped["tpf0"].mtu == 9000
+
+
+def test_errors_are_oserrors_with_the_kernel_errno(veth_ns: str) -> None:
+    with Netlink(veth_ns) as nl:
+        assert nl.link("nosuchdev") is None
+        with pytest.raises(OSError) as e:
+            nl.set_mtu("nosuchdev", 1500)
+        assert e.value.errno == errno.ENODEV
+        with pytest.raises(OSError) as e:
+            nl.set_mtu("tpf0", 10)  # below the minimum MTU
+        assert e.value.errno == errno.EINVAL
+        with pytest.raises(OSError) as e:
+            nl.set_vf_mac("tpf0", 0, "02:00:00:00:00:01")  # veth has no VFs
+        assert e.value.errno == errno.EOPNOTSUPP
+
+
+def test_namespace_isolation(veth_ns: str) -> None:
+    """The host layer only sees links of the namespace it was pointed at."""
+    with Netlink(veth_ns) as inside, Netlink(None) as outside:
+        assert "tpf0" in inside.links()
+        assert "tpf0" not in outside.links()
