@@ -1,0 +1,203 @@
+"""Plugins on the simulated host: drain/reboot decisions, mellanox firmware via a fake mstconfig."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sriovop.host import HostError
+from sriovop.host.plugins import (
+    Decision, GenericPlugin, IntelPlugin, MellanoxPlugin, VirtualPlugin, load_plugins,
+)
+from sriovop.host.plugins.mstconfig import MstconfigError
+from sriovop.host.sysfs import link_basename
+from test.support.host_sim import FAST, sim_host
+
+FAKE_MST = Path(__file__).resolve().parents[2] / "support" / "host_fake_mstconfig.py"
+
+
+def node_state(host, interfaces: list[dict]) -> dict:  # type: ignore[no-untyped-def]
+    return {"spec": {"interfaces": interfaces}, "status": {"interfaces": host.discover()}}
+
+
+def iface(pf: dict, num_vfs: int, **extra: object) -> dict:
+    return {"pciAddress": pf["pciAddress"], "name": pf["name"], "numVfs": num_vfs, **extra}
+
+
+VFIO = [{"resourceName": "dpdk", "deviceType": "vfio-pci", "vfRange": "0-1"}]
+
+
+# --- generic -------------------------------------------------------------------------------------
+def test_generic_drain_only_when_configured_vfs_change(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["xxv710"]) as (_sim, host):
+        pf0, pf1 = host.discover()
+        plugin = GenericPlugin(host, options=FAST)
+        # 0 → N: nothing can be using VFs that do not exist yet.
+        assert plugin.on_node_state_change(node_state(host, [iface(pf0, 4)])) == Decision(False, False)
+        plugin.apply()
+        assert not plugin.check_status_changes(node_state(host, [iface(pf0, 4)]))
+        # Same spec again: no drain.
+        assert plugin.on_node_state_change(node_state(host, [iface(pf0, 4)])) == Decision(False, False)
+        # N → M on a configured PF: drain.
+        assert plugin.on_node_state_change(node_state(host, [iface(pf0, 2)])) == Decision(True, False)
+        # Adding a second PF from 0 while the first is unchanged: no drain.
+        assert plugin.on_node_state_change(node_state(host, [iface(pf0, 4), iface(pf1, 2)])).drain is False
+        # The configured PF leaving the spec: drain.
+        assert plugin.on_node_state_change(node_state(host, [])) == Decision(True, False)
+        plugin.apply()
+        assert host.discover()[0].get("numVfs") is None
+
+
+def test_generic_unconfigured_pf_with_foreign_vfs_does_not_drain(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["82576:1"]) as (_sim, host):
+        pf0 = host.discover()[0]
+        host.io.write(host.paths.device(pf0["pciAddress"]) / "sriov_numvfs", "3")  # someone else did this
+        plugin = GenericPlugin(host, options=FAST)
+        assert plugin.on_node_state_change(node_state(host, [iface(pf0, 5)])) == Decision(False, False)
+
+
+def test_generic_detects_drift(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["82576:1"]) as (_sim, host):
+        pf0 = host.discover()[0]
+        plugin = GenericPlugin(host, options=FAST)
+        plugin.on_node_state_change(node_state(host, [iface(pf0, 3)]))
+        plugin.apply()
+        assert not plugin.check_status_changes(node_state(host, [iface(pf0, 3)]))
+        host.io.write(host.paths.device(pf0["pciAddress"]) / "sriov_numvfs", "0")
+        assert plugin.check_status_changes(node_state(host, [iface(pf0, 3)]))
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "cpu", "reboot"),
+    [
+        ("ro quiet", "GenuineIntel", True),
+        ("ro intel_iommu=on iommu=pt", "GenuineIntel", False),
+        ("ro iommu=pt", "GenuineIntel", True),
+        ("ro iommu=pt", "AuthenticAMD", False),
+    ],
+)
+def test_generic_reboot_for_vfio_kernel_args(tmp_path: Path, cmdline: str, cpu: str, reboot: bool) -> None:
+    with sim_host(tmp_path, ["e810:1"], cmdline=cmdline, cpu_vendor=cpu) as (_sim, host):
+        pf0 = host.discover()[0]
+        decision = GenericPlugin(host).on_node_state_change(node_state(host, [iface(pf0, 2, vfGroups=VFIO)]))
+        assert decision == Decision(drain=reboot, reboot=reboot)
+
+
+def test_generic_reboot_after_enomem(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["xxv710:1"]) as (sim, host):
+        pf0 = host.discover()[0]
+        sim.fault(pf0["pciAddress"], enomem=True)
+        plugin = GenericPlugin(host, options=FAST)
+        ns = node_state(host, [iface(pf0, 2)])
+        assert plugin.on_node_state_change(ns) == Decision(False, False)
+        with pytest.raises(HostError):
+            plugin.apply()
+        assert plugin.check_status_changes(ns)
+        assert plugin.on_node_state_change(ns) == Decision(True, True)
+        assert plugin.missing_kernel_args(ns) == ["pci=realloc"]
+
+
+# --- mellanox ------------------------------------------------------------------------------------
+@pytest.fixture
+def fake_mstconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shutil.copy(FAKE_MST, bindir / "mstconfig")
+    os.chmod(bindir / "mstconfig", 0o755)
+    state, log = tmp_path / "fw.json", tmp_path / "mst.log"
+    log.write_text("")
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_MST_STATE", str(state))
+    monkeypatch.setenv("FAKE_MST_LOG", str(log))
+    yield state, log
+
+
+def calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_mellanox_firmware_changes_mean_reboot(tmp_path: Path, fake_mstconfig: tuple[Path, Path]) -> None:
+    state, log = fake_mstconfig
+    with sim_host(tmp_path, ["cx6dx"]) as (_sim, host):
+        p0, p1 = host.discover()
+        card = p0["pciAddress"]
+        state.write_text(json.dumps({card: {"SRIOV_EN": 0, "NUM_OF_VFS": 0, "LINK_TYPE_P1": 2, "LINK_TYPE_P2": 2}}))
+        plugin = MellanoxPlugin(host)
+        spec = [iface(p0, 8), iface(p1, 16, linkType="ib")]
+        assert plugin.on_node_state_change(node_state(host, spec)) == Decision(True, True)
+        plugin.apply()
+        assert calls(log)[-1] == ["-y", "-d", card, "set", "LINK_TYPE_P2=1", "NUM_OF_VFS=16", "SRIOV_EN=1"]
+        assert json.loads(state.read_text())[card] == {"SRIOV_EN": 1, "NUM_OF_VFS": 16, "LINK_TYPE_P1": 2,
+                                                       "LINK_TYPE_P2": 1}
+        # Firmware now allows it: no reboot, nothing to write.
+        assert plugin.on_node_state_change(node_state(host, spec)) == Decision(False, False)
+        assert not plugin.check_status_changes(node_state(host, spec))
+        n = len(calls(log))
+        plugin.apply()
+        assert len(calls(log)) == n
+
+
+def test_mellanox_removed_nic_gets_zero_vfs_and_external_is_an_error(
+    tmp_path: Path, fake_mstconfig: tuple[Path, Path]
+) -> None:
+    state, log = fake_mstconfig
+    with sim_host(tmp_path, ["cx6dx:1"]) as (_sim, host):
+        p0 = host.discover()[0]
+        card = p0["pciAddress"]
+        state.write_text(json.dumps({card: {"SRIOV_EN": 1, "NUM_OF_VFS": 8, "LINK_TYPE_P1": 2}}))
+        plugin = MellanoxPlugin(host)
+        with pytest.raises(HostError, match=f"pf {card}: firmware changes .* externallyManaged"):
+            plugin.on_node_state_change(node_state(host, [iface(p0, 32, externallyManaged=True)]))
+        host.records.save(card, iface(p0, 8))
+        assert plugin.on_node_state_change(node_state(host, [])) == Decision(False, False)
+        plugin.apply()
+        assert calls(log)[-1] == ["-y", "-d", card, "set", "NUM_OF_VFS=0"]
+
+
+def test_mellanox_without_mstconfig_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with sim_host(tmp_path, ["cx6dx:1"]) as (_sim, host):
+        p0 = host.discover()[0]
+        with pytest.raises(MstconfigError, match="mstconfig not found on PATH"):
+            MellanoxPlugin(host).on_node_state_change(node_state(host, [iface(p0, 4)]))
+
+
+def test_load_plugins_by_vendor_and_platform(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["xxv710:1", "cx6dx:1"]) as (_sim, host):
+        status = host.discover()
+        main, extra = load_plugins(host, status)
+        assert isinstance(main, GenericPlugin)
+        assert [type(p) for p in extra] == [IntelPlugin, MellanoxPlugin]
+        _, extra = load_plugins(host, status, disabled=["mellanox"])
+        assert [type(p) for p in extra] == [IntelPlugin]
+        main, extra = load_plugins(host, status, platform="openstack")
+        assert isinstance(main, VirtualPlugin) and extra == []
+        with pytest.raises(ValueError, match="only 'mellanox'"):
+            load_plugins(host, status, disabled=["intel"])
+
+
+# --- virtual -------------------------------------------------------------------------------------
+def test_virtual_binds_passthrough_devices_and_never_reboots(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["xxv710:1"]) as (_sim, host):
+        pf = host.discover()[0]
+        host.io.write(host.paths.device(pf["pciAddress"]) / "sriov_numvfs", "1")
+        vf = link_basename(host.paths.device(pf["pciAddress"]) / "virtfn0")
+        assert vf
+        plugin = VirtualPlugin(host)
+        spec = [{"pciAddress": vf, "numVfs": 1, "vfGroups": [{"deviceType": "vfio-pci", "vfRange": "0-0"}]}]
+        ns = {"spec": {"interfaces": spec}, "status": {"interfaces": []}}
+        assert plugin.on_node_state_change(ns) == Decision(False, False)
+        plugin.apply()
+        assert link_basename(host.paths.device(vf) / "driver") == "vfio-pci"
+        assert not plugin.check_status_changes(ns)
+        assert plugin.on_node_state_change(ns) == Decision(False, False)
+        spec2 = [{"pciAddress": vf, "numVfs": 1, "vfGroups": [{"deviceType": "netdevice", "vfRange": "0-0"}]}]
+        ns2 = {"spec": {"interfaces": spec2}, "status": {"interfaces": []}}
+        assert plugin.on_node_state_change(ns2) == Decision(True, False)
+        plugin.apply()
+        assert link_basename(host.paths.device(vf) / "driver") == "iavf"
