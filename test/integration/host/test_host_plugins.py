@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from sriovop.host import HostError
+from sriovop.host import Host, HostError
 from sriovop.host.plugins import (
-    Decision, GenericPlugin, IntelPlugin, MellanoxPlugin, VirtualPlugin, load_plugins,
+    Decision,
+    GenericPlugin,
+    IntelPlugin,
+    MellanoxPlugin,
+    VirtualPlugin,
+    load_plugins,
 )
 from sriovop.host.plugins.mstconfig import MstconfigError
 from sriovop.host.sysfs import link_basename
@@ -21,7 +26,7 @@ from test.support.host_sim import FAST, sim_host
 FAKE_MST = Path(__file__).resolve().parents[2] / "support" / "host_fake_mstconfig.py"
 
 
-def node_state(host, interfaces: list[dict]) -> dict:  # type: ignore[no-untyped-def]
+def node_state(host: Host, interfaces: list[dict]) -> dict:
     return {"spec": {"interfaces": interfaces}, "status": {"interfaces": host.discover()}}
 
 
