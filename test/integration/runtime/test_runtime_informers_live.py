@@ -16,7 +16,7 @@ from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from sriovop.runtime.manager import Manager
 from sriovop.runtime.objects import thaw
-from test.support.runtime_live import cache_rvs, client_for, configmap, eventually, new_namespace, server_rvs
+from test.support.runtime_live import client_for, configmap, eventually, new_namespace
 
 
 def test_handlers_see_create_update_delete_in_order(kubeconfig: Path, namespace: str) -> None:
@@ -110,13 +110,14 @@ def test_field_index_queries_return_exactly_the_matching_objects(kubeconfig: Pat
 
         def expect(ns: str | None, target: str, tier: str | None = None) -> set[tuple[str, str]]:
             return {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in everything
-                    if (o.get("data") or {}).get("target") == target and (ns is None or o["metadata"]["namespace"] == ns)
+                    if (o.get("data") or {}).get("target") == target
+                    and (ns is None or o["metadata"]["namespace"] == ns)
                     and (tier is None or o["metadata"]["labels"].get("tier") == tier)}
 
         def got(objs: list[Any]) -> set[tuple[str, str]]:
             return {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs}
 
-        for target in targets + ["none"]:
+        for target in [*targets, "none"]:
             assert got(mgr.client.list(CONFIG_MAP, field_selector={"data.target": target})) == expect(None, target)
             for ns in (namespace, other):
                 assert got(mgr.client.list(CONFIG_MAP, ns, field_selector=f"data.target={target}")) == \
@@ -125,7 +126,8 @@ def test_field_index_queries_return_exactly_the_matching_objects(kubeconfig: Pat
                                        field_selector={"data.target": target})) == expect(None, target, "a")
         # the index follows updates: move one object to another target
         client.patch(CONFIG_MAP, "o-0", {"data": {"target": "blue"}}, namespace)
-        eventually(lambda: (namespace, "o-0") in got(mgr.client.list(CONFIG_MAP, field_selector={"data.target": "blue"})),
+        blue = {"data.target": "blue"}
+        eventually(lambda: (namespace, "o-0") in got(mgr.client.list(CONFIG_MAP, field_selector=blue)),
                    what="index update")
         assert (namespace, "o-0") not in got(mgr.client.list(CONFIG_MAP, field_selector={"data.target": "red"}))
         with pytest.raises(CacheError, match="no index"):
