@@ -178,7 +178,8 @@ class LeaderElector:
                     log.warning("leader work still running; not releasing the lease (it will expire)",
                                 lease=self.lock.describe(), identity=self.identity)
                 else:
-                    self._release()
+                    self._bounded(lambda _attempt, _timeout: self._release(), self.config.renew_deadline,
+                                  threading.Event())
         finally:
             with self._state:
                 self._leading = False
@@ -407,8 +408,12 @@ class LeaderElector:
                     if etype in ("ADDED", "MODIFIED", "DELETED"):
                         self._observe_from_watch(etype, obj)
             except ApiError as exc:
+                if stop.is_set() or self._run_done.is_set():
+                    return
                 log.debug("lease watch ended", lease=self.lock.describe(), error=str(exc))
             except Exception:
+                if stop.is_set() or self._run_done.is_set():
+                    return  # closing the stream from run()'s exit breaks the read in various ways
                 log.exception("lease watch failed", lease=self.lock.describe())
             if stop.wait(self.config.retry_period):
                 return
