@@ -57,7 +57,7 @@ def test_duplicate_condition_types_are_rejected() -> None:
 def test_int_or_string_accepts_both_and_rejects_others() -> None:
     for ok in (1, "25%", "garbage"):  # the schema only types it; the webhook parses the string
         assert validate_object(kinds.SRIOV_NETWORK_POOL_CONFIG, {"spec": {"maxUnavailable": ok}}) == []
-    for bad in (True, 1.5, None, [1]):
+    for bad in (True, 1.5, [1], {"a": 1}):
         (err,) = validate_object(kinds.SRIOV_NETWORK_POOL_CONFIG, {"spec": {"maxUnavailable": bad}})
         assert err.path == "spec.maxUnavailable"
 
@@ -87,3 +87,12 @@ def test_defaults_are_not_shared_between_objects() -> None:
     b = apply_defaults(kinds.SRIOV_NETWORK, {"spec": {}})
     a["spec"]["logLevel"] = "debug"
     assert b["spec"]["logLevel"] == "info"
+
+
+def test_null_properties_and_map_values_count_as_absent_like_the_server_prunes_them() -> None:
+    assert validate_object(kinds.SRIOV_NETWORK, {"spec": {"resourceName": "r", "vlan": None}}) == []
+    (err,) = validate_object(kinds.SRIOV_NETWORK, {"spec": {"resourceName": None}})
+    assert (err.path, err.reason) == ("spec.resourceName", "Required")
+    assert validate_object(kinds.SRIOV_OPERATOR_CONFIG, {"spec": {"featureGates": {"x": None}}}) == []
+    (err,) = validate_object(kinds.SRIOV_OPERATOR_CONFIG, {"spec": {"disablePlugins": [None]}})
+    assert err.path == "spec.disablePlugins[0]"  # array items are not pruned

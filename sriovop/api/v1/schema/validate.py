@@ -3,7 +3,8 @@
 Why have it when the API server validates anyway: the webhook and the unit tests can tell a user
 exactly which field is wrong before a round trip, and a test pins that this validator and the real
 server agree on every rule of the CRDs (so our CRDs really carry the rules we think they carry).
-Only the keywords our generator emits are implemented.
+Only the keywords our generator emits are implemented; `format` (date-time, int64) is not checked.
+Like the server, a `null` object property or map value is treated as absent (it is pruned).
 """
 
 from __future__ import annotations
@@ -115,15 +116,18 @@ def _check_object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str
                   errors: list[FieldError], unknown: bool) -> None:
     props: Mapping[str, Any] = schema.get("properties", {})
     for name in schema.get("required", ()):
-        if name not in value:
+        # The server prunes `null` for non-nullable properties before validating: null = absent.
+        if value.get(name) is None:
             errors.append(FieldError(_join(path, name), "Required", "Required value"))
     additional = schema.get("additionalProperties")
     for key, item in value.items():
         sub = props.get(key)
         if sub is not None:
-            _check(sub, item, _join(path, key), errors, unknown)
+            if item is not None:
+                _check(sub, item, _join(path, key), errors, unknown)
         elif additional is not None:
-            _check(additional, item, _join(path, key), errors, unknown)
+            if item is not None:  # null map values are pruned too (array items are not)
+                _check(additional, item, _join(path, key), errors, unknown)
         elif unknown and props and not schema.get("x-kubernetes-preserve-unknown-fields"):
             errors.append(FieldError(_join(path, key), "Unknown", f'unknown field "{_join(path, key)}"'))
 
