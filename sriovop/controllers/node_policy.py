@@ -1,0 +1,410 @@
+"""SriovNetworkNodePolicy → one NodeState per node, the device-plugin ConfigMap and node labels.
+
+Wiring (the namespaced manager, whose cache covers the operator namespace; Nodes are cluster-scoped
+and cached cluster-wide by the same manager):
+
+    NodePolicyReconciler(mgr.client, mgr.client, namespace, nics=supported_nics,
+                         stale_delay_minutes=stale_delay_from_env(), recorder=recorder).setup(mgr)
+
+`setup` builds the Controller `sriovnetworknodepolicy`, watches policies, pool configs, the operator
+config, NodeStates (create/delete, or a change of the reported `status.interfaces`) and Nodes
+(create/delete, label changes), maps every event to the single key `node-policy-sync-event`, enqueues
+one initial sync, adds the controller to the manager and returns it.
+
+One sync (upstream's global policy reconcile):
+1. without SriovOperatorConfig `default`, requeue after 5 s;
+2. policies sorted by priority number descending then name (the `default` policy ignored); nodes
+   matching `configDaemonNodeSelector` (default worker + linux);
+3. per node, NodeState `<node>` in the operator namespace with a controller ownerReference to the
+   operator config: created with an empty spec if missing; left alone (except the keep-until
+   annotation) until the daemon reported interfaces; otherwise its spec is recomputed with the policy
+   `Apply` merge (node_policy_apply) plus `system.rdmaMode` from the node's pool, and written only
+   when it changed. These writes run concurrently (`write_workers`), before anything else;
+4. NodeStates of nodes no longer selected: the device-plugin label is removed from the node, and the
+   NodeState is deleted once `sriovnetwork.openshift.io/keep-state-until` (now + the delay, RFC3339)
+   has passed; delay 0 deletes at once;
+5. ConfigMap `device-plugin-config`: per node, the device plugin's ResourceConfList JSON
+   (render.device_plugin_config), owned by the operator config; written when changed;
+6. node label `sriovnetwork.openshift.io/device-plugin` = Enabled (non-empty resource list) or
+   Disabled, patched only when different;
+7. requeue after 5 minutes (upstream's resync).
+
+Debounce: upstream delays every event by 1 s ("earliest wins", so a burst costs one sync). Here the
+first event after a quiet period starts a sync at once and events within `debounce` seconds of the
+last sync start are batched into one sync at the end of that window: the same bound on sync rate,
+without the fixed second of latency on every change.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import (
+    SRIOV_NETWORK_NODE_POLICY,
+    SRIOV_NETWORK_NODE_STATE,
+    SRIOV_NETWORK_POOL_CONFIG,
+    SRIOV_OPERATOR_CONFIG,
+)
+from sriovop.api.v1.selectors import node_labels, node_selector_matches
+from sriovop.api.v1.supportednics import SupportedNics, default_supported_nics
+from sriovop.controllers.node_policy_apply import PolicyError, desired_interfaces, sort_policies
+from sriovop.controllers.pool_config import rdma_mode_for_node
+from sriovop.render.device_plugin_config import DevicePluginConfigError, node_config_json
+from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
+from sriovop.runtime.errors import Conflict, NotFound
+from sriovop.runtime.kinds import CONFIG_MAP, NODE
+from sriovop.runtime.objects import thaw
+
+log = structlog.get_logger(__name__)
+
+SYNC_KEY_NAME = "node-policy-sync-event"
+CONTROLLER_NAME = "sriovnetworknodepolicy"
+RESYNC_PERIOD = 300.0
+NO_CONFIG_REQUEUE = 5.0
+DEFAULT_DEBOUNCE = 1.0
+DEFAULT_WRITE_WORKERS = 16
+
+Obj = Mapping[str, Any]
+
+
+def stale_delay_from_env(env: Mapping[str, str] | None = None) -> int:
+    """STALE_NODE_STATE_CLEANUP_DELAY_MINUTES; invalid or negative values fall back to 30 (upstream)."""
+    raw = (os.environ if env is None else env).get(consts.ENV_STALE_NODE_STATE_CLEANUP_DELAY_MINUTES)
+    default = consts.DEFAULT_STALE_NODE_STATE_CLEANUP_DELAY_MINUTES
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        log.warning("invalid stale NodeState cleanup delay; using the default",
+                    value=raw, default=default)
+        return default
+    return value if value >= 0 else default
+
+
+def _rfc3339(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_rfc3339(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _normalized(value: Any) -> Any:
+    """Compare specs the way the server stores them: empty maps/lists/zero values do not count."""
+    if isinstance(value, Mapping):
+        out = {k: _normalized(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in (None, "", 0, False, [], {})}
+    if isinstance(value, list | tuple):
+        return [_normalized(v) for v in value]
+    return value
+
+
+class NodePolicyReconciler:
+    def __init__(
+        self, client: Any, reader: Any, namespace: str, *, nics: SupportedNics | None = None,
+        stale_delay_minutes: float = consts.DEFAULT_STALE_NODE_STATE_CLEANUP_DELAY_MINUTES,
+        recorder: Any = None, debounce: float = DEFAULT_DEBOUNCE, write_workers: int = DEFAULT_WRITE_WORKERS,
+        api_reader: Any = None, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        """`client` writes; `reader` reads (cached in the operator); `api_reader` (default: `client`)
+        re-reads a NodeState after a write conflict. `nics` None: read `supported-nic-ids` per sync."""
+        if stale_delay_minutes < 0:
+            raise ValueError(f"stale_delay_minutes must be >= 0, got {stale_delay_minutes}")
+        if write_workers < 1:
+            raise ValueError(f"write_workers must be >= 1, got {write_workers}")
+        self.client = client
+        self.reader = reader
+        self.api_reader = api_reader if api_reader is not None else client
+        self.namespace = namespace
+        self.nics = nics
+        self.stale_delay_minutes = stale_delay_minutes
+        self.recorder = recorder
+        self.debounce = debounce
+        self.write_workers = write_workers
+        self.clock = clock
+        self.key = Request(namespace, SYNC_KEY_NAME)
+        self.controller: Controller | None = None
+        self._last_start = 0.0
+        self._lock = threading.Lock()
+        self._log = log.bind(controller=CONTROLLER_NAME)
+
+    # -- wiring ----------------------------------------------------------------------------------
+
+    def setup(self, manager: Any) -> Controller:
+        ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=1, registry=manager.registry)
+        self.controller = ctrl
+        cache = manager.cache
+        trigger = self.trigger
+        rv_changed = ResourceVersionChanged()
+        ctrl.watches(cache.informers_for(SRIOV_NETWORK_NODE_POLICY), map_func=trigger, predicates=[rv_changed])
+        ctrl.watches(cache.informers_for(SRIOV_NETWORK_POOL_CONFIG), map_func=trigger, predicates=[rv_changed])
+        ctrl.watches(cache.informers_for(SRIOV_OPERATOR_CONFIG), map_func=trigger, predicates=[Funcs(
+            on_update=lambda old, new: old.get("spec") != new.get("spec"))])
+        ctrl.watches(cache.informers_for(SRIOV_NETWORK_NODE_STATE), map_func=trigger, predicates=[Funcs(
+            on_update=lambda old, new: _interfaces(old) != _interfaces(new))])
+        ctrl.watches(cache.informers_for(NODE), map_func=trigger, predicates=[Funcs(
+            on_update=lambda old, new: node_labels(old) != node_labels(new))])
+        ctrl.enqueue(self.key)
+        manager.add(ctrl)
+        return ctrl
+
+    def trigger(self, _obj: Any = None) -> Iterable[Request]:
+        """Map any event to the single sync key, debounced (see the module docstring)."""
+        ctrl = self.controller
+        if ctrl is None:
+            return [self.key]
+        with self._lock:
+            wait = self._last_start + self.debounce - time.monotonic()
+        if wait <= 0:
+            return [self.key]
+        ctrl.queue.add_after(self.key, wait)
+        return []
+
+    # -- reconcile -------------------------------------------------------------------------------
+
+    def reconcile(self, req: Request) -> Result | None:
+        with self._lock:
+            self._last_start = time.monotonic()
+        try:
+            config = self.reader.get(SRIOV_OPERATOR_CONFIG, consts.DEFAULT_CONFIG_NAME, self.namespace)
+        except NotFound:
+            self._log.info("no SriovOperatorConfig default yet; retrying", namespace=self.namespace)
+            return Result(requeue_after=NO_CONFIG_REQUEUE)
+        return self.sync(config)
+
+    def sync(self, config: Obj) -> Result:
+        started = time.perf_counter()
+        spec = config.get("spec") or {}
+        daemon_selector = spec.get("configDaemonNodeSelector") or consts.DEFAULT_CONFIG_DAEMON_NODE_SELECTOR
+        policies = sort_policies(self.reader.list(SRIOV_NETWORK_NODE_POLICY, self.namespace))
+        all_nodes = self.reader.list(NODE)
+        nodes = [n for n in all_nodes if node_selector_matches(daemon_selector, node_labels(n))]
+        states = {s["metadata"]["name"]: s for s in self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)}
+        pools = self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
+        owner = _owner_reference(config)
+
+        errors: list[str] = []
+        with ThreadPoolExecutor(max_workers=self.write_workers, thread_name_prefix="nodestate-sync") as pool:
+            futures = [pool.submit(self._sync_node_state, node, states.get(node["metadata"]["name"]),
+                                   policies, owner, pools, all_nodes) for node in nodes]
+            synced: dict[str, Obj | None] = {}
+            for node, fut in zip(nodes, futures, strict=True):
+                try:
+                    synced[node["metadata"]["name"]] = fut.result()
+                except (PolicyError, Conflict, NotFound) as exc:
+                    errors.append(f"NodeState {node['metadata']['name']}: {exc}")
+                    synced[node["metadata"]["name"]] = states.get(node["metadata"]["name"])
+
+            selected = {n["metadata"]["name"] for n in nodes}
+            by_name = {n["metadata"]["name"]: n for n in all_nodes}
+            requeue = RESYNC_PERIOD
+            stale = [s for name, s in states.items() if name not in selected]
+            for wait in pool.map(lambda s: self._handle_stale(s, by_name.get(s["metadata"]["name"])), stale):
+                if wait is not None:
+                    requeue = min(requeue, wait)
+
+            enabled = self._sync_device_plugin_config(policies, nodes, synced, owner, errors)
+            list(pool.map(lambda n: self._label_node(n, enabled.get(n["metadata"]["name"], False)), nodes))
+        self._log.info("policy sync done", nodes=len(nodes), policies=len(policies), stale=len(stale),
+                       seconds=round(time.perf_counter() - started, 3))
+        if errors:
+            raise RuntimeError("policy sync incomplete: " + "; ".join(errors[:5])
+                               + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""))
+        return Result(requeue_after=requeue)
+
+    # -- NodeStates ------------------------------------------------------------------------------
+
+    def _desired_spec(self, node: Obj, state: Obj, policies: Sequence[Obj], pools: Sequence[Obj],
+                      all_nodes: Sequence[Obj]) -> dict[str, Any]:
+        desired: dict[str, Any] = {}
+        interfaces = desired_interfaces(policies, node, _interfaces(state))
+        if interfaces:
+            desired["interfaces"] = interfaces
+        rdma = rdma_mode_for_node(node, pools, all_nodes) if pools else None
+        if rdma:
+            desired["system"] = {"rdmaMode": rdma}
+        bridges = (state.get("spec") or {}).get("bridges")
+        if bridges:  # software bridges are not managed here; keep what someone else wrote
+            desired["bridges"] = thaw(bridges)
+        return desired
+
+    def _sync_node_state(self, node: Obj, state: Obj | None, policies: Sequence[Obj], owner: dict[str, Any],
+                         pools: Sequence[Obj], all_nodes: Sequence[Obj]) -> Obj | None:
+        name = node["metadata"]["name"]
+        if state is None:
+            body: dict[str, Any] = {
+                "apiVersion": SRIOV_NETWORK_NODE_STATE.api_version, "kind": SRIOV_NETWORK_NODE_STATE.kind,
+                "metadata": {"name": name, "namespace": self.namespace, "ownerReferences": [owner]},
+                "spec": {},
+            }
+            rdma = rdma_mode_for_node(node, pools, all_nodes) if pools else None
+            if rdma:
+                body["spec"]["system"] = {"rdmaMode": rdma}
+            try:
+                created: Obj = self.client.create(SRIOV_NETWORK_NODE_STATE, body, self.namespace)
+                self._log.info("created NodeState", node=name)
+                return created
+            except Conflict as exc:
+                if not exc.already_exists:
+                    raise
+                state = self.api_reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+        for attempt in range(3):
+            assert state is not None
+            meta = state["metadata"]
+            keep = (meta.get("annotations") or {}).get(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION)
+            if not _interfaces(state):
+                if keep is None:
+                    return state
+                new = thaw(state)
+                new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
+            else:
+                desired = self._desired_spec(node, state, policies, pools, all_nodes)
+                if (keep is None and _normalized(state.get("spec") or {}) == _normalized(desired)
+                        and _same_owner(meta.get("ownerReferences"), owner)):
+                    return state
+                new = thaw(state)
+                new["spec"] = desired
+                new["metadata"]["ownerReferences"] = _with_owner(new["metadata"].get("ownerReferences"), owner)
+                if keep is not None:
+                    new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
+            new.pop("status", None)
+            try:
+                updated: Obj = self.client.update(SRIOV_NETWORK_NODE_STATE, new)
+                self._log.info("updated NodeState", node=name)
+                return updated
+            except Conflict:
+                if attempt == 2:
+                    raise
+                state = self.api_reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+        return state
+
+    def _handle_stale(self, state: Obj, node: Obj | None) -> float | None:
+        """A NodeState whose node is gone or no longer selected; returns seconds until it is due."""
+        meta = state["metadata"]
+        name = meta["name"]
+        if node is not None and consts.DEVICE_PLUGIN_LABEL in node_labels(node):
+            self._patch_node_label(name, None)
+        if self.stale_delay_minutes == 0:
+            self._delete_state(name)
+            return None
+        now = self.clock()
+        raw = (meta.get("annotations") or {}).get(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION)
+        until = _parse_rfc3339(raw) if raw else None
+        if until is None:
+            until = now + timedelta(minutes=self.stale_delay_minutes)
+            patch = {"metadata": {"annotations": {consts.NODE_STATE_KEEP_UNTIL_ANNOTATION: _rfc3339(until)}}}
+            try:
+                self.client.patch(SRIOV_NETWORK_NODE_STATE, name, patch, self.namespace)
+                self._log.info("stale NodeState kept until", node=name, until=_rfc3339(until))
+            except NotFound:
+                return None
+            return self.stale_delay_minutes * 60.0
+        if now >= until:
+            self._delete_state(name)
+            return None
+        return max(1.0, (until - now).total_seconds())
+
+    def _delete_state(self, name: str) -> None:
+        try:
+            self.client.delete(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+            self._log.info("deleted stale NodeState", node=name)
+        except NotFound:
+            pass
+
+    # -- device plugin -----------------------------------------------------------------------------
+
+    def _supported_nics(self) -> SupportedNics:
+        if self.nics is not None:
+            return self.nics
+        try:
+            cm = self.reader.get(CONFIG_MAP, consts.SUPPORTED_NIC_IDS_CONFIGMAP, self.namespace)
+        except NotFound:
+            self._log.warning("supported-nic-ids ConfigMap missing; using the built-in list")
+            return default_supported_nics()
+        return SupportedNics.from_configmap(cm, strict=False)
+
+    def _sync_device_plugin_config(self, policies: Sequence[Obj], nodes: Sequence[Obj],
+                                   states: Mapping[str, Obj | None], owner: dict[str, Any],
+                                   errors: list[str]) -> dict[str, bool]:
+        nics = self._supported_nics()
+        data: dict[str, str] = {}
+        enabled: dict[str, bool] = {}
+        for node in nodes:
+            name = node["metadata"]["name"]
+            try:
+                data[name], enabled[name] = node_config_json(policies, node, states.get(name), nics)
+            except DevicePluginConfigError as exc:
+                errors.append(f"device-plugin config for {name}: {exc}")
+                data[name], enabled[name] = node_config_json([], node, states.get(name), nics)
+        desired = {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": consts.DEVICE_PLUGIN_CONFIGMAP, "namespace": self.namespace,
+                         "ownerReferences": [owner]},
+            "data": data,
+        }
+        try:
+            current = self.reader.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace)
+        except NotFound:
+            try:
+                self.client.create(CONFIG_MAP, desired, self.namespace)
+                return enabled
+            except Conflict as exc:
+                if not exc.already_exists:
+                    raise
+                current = self.api_reader.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace)
+        if (current.get("data") or {}) != data or not _same_owner(current["metadata"].get("ownerReferences"), owner):
+            body = thaw(current)
+            body["data"] = data
+            body["metadata"]["ownerReferences"] = _with_owner(body["metadata"].get("ownerReferences"), owner)
+            try:
+                self.client.update(CONFIG_MAP, body)
+            except Conflict:
+                fresh = thaw(self.api_reader.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace))
+                fresh["data"] = data
+                fresh["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"]
+                self.client.update(CONFIG_MAP, fresh)
+        return enabled
+
+    def _label_node(self, node: Obj, enabled: bool) -> None:
+        want = consts.DEVICE_PLUGIN_LABEL_ENABLED if enabled else consts.DEVICE_PLUGIN_LABEL_DISABLED
+        if node_labels(node).get(consts.DEVICE_PLUGIN_LABEL) != want:
+            self._patch_node_label(node["metadata"]["name"], want)
+
+    def _patch_node_label(self, name: str, value: str | None) -> None:
+        try:
+            self.client.patch(NODE, name, {"metadata": {"labels": {consts.DEVICE_PLUGIN_LABEL: value}}})
+        except NotFound:
+            pass
+
+
+def _interfaces(state: Obj | None) -> Any:
+    return ((state or {}).get("status") or {}).get("interfaces") or []
+
+
+def _owner_reference(config: Obj) -> dict[str, Any]:
+    meta = config["metadata"]
+    return {"apiVersion": SRIOV_OPERATOR_CONFIG.api_version, "kind": SRIOV_OPERATOR_CONFIG.kind,
+            "name": meta["name"], "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
+
+
+def _same_owner(refs: Any, owner: Mapping[str, Any]) -> bool:
+    return any(r.get("uid") == owner["uid"] and r.get("controller") for r in refs or [])
+
+
+def _with_owner(refs: Any, owner: dict[str, Any]) -> list[Any]:
+    """Our controller reference replaces any other controller reference; other owners are kept."""
+    kept = [thaw(r) for r in refs or [] if not r.get("controller") and r.get("uid") != owner["uid"]]
+    return [*kept, dict(owner)]

@@ -1,0 +1,119 @@
+"""DaemonSets, Deployments and Services the operator-config controller applies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sriovop.api.v1 import consts
+from sriovop.render.settings import RenderSettings, SettingsError
+from sriovop.render.workloads import (
+    config_daemon_daemonset,
+    device_plugin_daemonset,
+    injector_deployment,
+    injector_service,
+    operator_webhook_deployment,
+    operator_webhook_service,
+)
+
+ENV = {
+    "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE": "quay.io/x/sriovop:1", "SRIOV_DEVICE_PLUGIN_IMAGE": "quay.io/x/dp:2",
+    "SRIOV_CNI_IMAGE": "quay.io/x/cni:3", "SRIOV_INFINIBAND_CNI_IMAGE": "quay.io/x/ib:4",
+    "NETWORK_RESOURCES_INJECTOR_IMAGE": "quay.io/x/sriovop:1", "SRIOV_NETWORK_WEBHOOK_IMAGE": "quay.io/x/sriovop:1",
+    "RESOURCE_PREFIX": "example.com", "IMAGE_PULL_SECRETS": "a, b", "DEV_MODE": "TRUE",
+}
+NS = "sriov-network-operator"
+
+
+def settings(**overrides: str) -> RenderSettings:
+    return RenderSettings.from_env(NS, {**ENV, **overrides})
+
+
+def config(**spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "default", "namespace": NS}, "spec": spec}
+
+
+def pod(obj: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = obj["spec"]["template"]["spec"]
+    return spec
+
+
+def test_config_daemon_is_privileged_host_daemon() -> None:
+    ds = config_daemon_daemonset(settings(), config())
+    assert ds["kind"] == "DaemonSet" and ds["metadata"] == {
+        "name": "sriov-network-config-daemon", "namespace": NS, "annotations": {"release.openshift.io/version": ""}}
+    p = pod(ds)
+    assert p["hostNetwork"] is True and p["hostPID"] is True
+    assert p["tolerations"] == [{"operator": "Exists"}]
+    assert p["nodeSelector"] == {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux"}
+    assert p["imagePullSecrets"] == [{"name": "a"}, {"name": "b"}]
+    (c,) = p["containers"]
+    assert c["image"] == "quay.io/x/sriovop:1"
+    assert c["command"] == ["sriovop", "config-daemon"] and c["args"] == ["--host-root=/host"]
+    assert c["securityContext"]["privileged"] is True
+    assert {"name": "host", "mountPath": "/host"} in c["volumeMounts"]
+    assert {"name": "host", "hostPath": {"path": "/"}} in p["volumes"]
+    env = {e["name"]: e for e in c["env"]}
+    assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+    assert env["NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    assert env["DEV_MODE"]["value"] == "TRUE"
+    assert [i["image"] for i in p["initContainers"]] == ["quay.io/x/cni:3", "quay.io/x/ib:4"]
+    assert ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] == "33%"
+
+
+def test_config_daemon_options_from_operator_config() -> None:
+    cfg = config(configDaemonNodeSelector={"sriov": "true"}, disablePlugins=["mellanox"],
+                 featureGates={"parallelNicConfig": True, "manageSoftwareBridges": True},
+                 configDaemonEnvVars={"B": "2", "A": "1"}, configurationMode="systemd")
+    s = settings(OVS_CNI_IMAGE="quay.io/x/ovs:5", RDMA_CNI_IMAGE="quay.io/x/rdma:6", USE_EXTERNAL_DRAINER="true")
+    p = pod(config_daemon_daemonset(s, cfg))
+    assert p["nodeSelector"] == {"sriov": "true"}
+    (c,) = p["containers"]
+    assert c["args"] == ["--host-root=/host", "--use-systemd-service", "--disable-plugins=mellanox",
+                         "--parallel-nic-config", "--manage-software-bridges"]
+    assert [e["name"] for e in c["env"]][-3:] == ["USE_EXTERNAL_DRAINER", "A", "B"]
+    assert [i["name"] for i in p["initContainers"]] == ["sriov-cni", "sriov-infiniband-cni", "ovs-cni", "rdma-cni"]
+
+
+def test_missing_images_are_named() -> None:
+    with pytest.raises(SettingsError, match="SRIOV_NETWORK_CONFIG_DAEMON_IMAGE, SRIOV_CNI_IMAGE"):
+        config_daemon_daemonset(settings(SRIOV_NETWORK_CONFIG_DAEMON_IMAGE="", SRIOV_CNI_IMAGE=""), config())
+    with pytest.raises(SettingsError, match="SRIOV_DEVICE_PLUGIN_IMAGE"):
+        device_plugin_daemonset(settings(SRIOV_DEVICE_PLUGIN_IMAGE=""), config())
+    with pytest.raises(SettingsError, match="OPERATOR_WEBHOOK_NETWORK_POLICY_PORT"):
+        settings(OPERATOR_WEBHOOK_NETWORK_POLICY_PORT="x")
+
+
+def test_device_plugin_daemonset() -> None:
+    ds = device_plugin_daemonset(settings(), config(useCDI=True))
+    p = pod(ds)
+    assert p["nodeSelector"] == {"kubernetes.io/os": "linux", consts.DEVICE_PLUGIN_LABEL: "Enabled"}
+    (c,) = p["containers"]
+    assert c["image"] == "quay.io/x/dp:2"
+    assert c["args"] == ["--log-level=10", "--resource-prefix=example.com", "--config-file=/etc/pcidp/$(NODE_NAME)",
+                         "--use-cdi"]
+    assert {"name": "config-volume", "configMap": {"name": "device-plugin-config"}} in p["volumes"]
+    # blockDevicePluginUntilConfigured defaults to true: the wait-for-config init container is there
+    assert p["initContainers"][0]["image"] == "quay.io/x/sriovop:1"
+    cfg = config(configDaemonNodeSelector={"pool": "a"}, featureGates={"blockDevicePluginUntilConfigured": False})
+    p2 = pod(device_plugin_daemonset(settings(), cfg))
+    assert p2["nodeSelector"] == {"pool": "a", consts.DEVICE_PLUGIN_LABEL: "Enabled"}
+    assert "initContainers" not in p2
+
+
+def test_webhook_deployments_and_services() -> None:
+    s = settings()
+    dep = operator_webhook_deployment(s)
+    assert dep["kind"] == "Deployment" and dep["metadata"]["name"] == "operator-webhook"
+    (c,) = pod(dep)["containers"]
+    assert c["command"] == ["sriovop", "webhook"]
+    assert c["args"] == ["--port=6443", "--tls-private-key-file=/etc/tls/tls.key", "--tls-cert-file=/etc/tls/tls.crt"]
+    assert pod(dep)["volumes"] == [{"name": "tls", "secret": {"secretName": "operator-webhook-cert"}}]
+    svc = operator_webhook_service(s)
+    assert svc["metadata"]["name"] == "operator-webhook-service"
+    assert svc["spec"] == {"selector": {"app": "operator-webhook"},
+                           "ports": [{"name": "https", "port": 443, "targetPort": 6443, "protocol": "TCP"}]}
+    inj = injector_deployment(s)
+    assert inj["metadata"]["name"] == "network-resources-injector"
+    assert injector_service(s)["metadata"]["name"] == "network-resources-injector-service"
