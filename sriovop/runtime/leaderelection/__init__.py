@@ -12,7 +12,7 @@ from sriovop.runtime.leaderelection.config import (
     default_identity,
 )
 from sriovop.runtime.leaderelection.elector import LeaderElector, NotLeaderError
-from sriovop.runtime.leaderelection.leaselock import LeaseLock, LockNotInitialized
+from sriovop.runtime.leaderelection.leaselock import LeaseLock, LockNotInitialized, ResourceLock, WatchHandle
 from sriovop.runtime.leaderelection.record import (
     LeaderElectionRecord,
     format_micro_time,
@@ -30,6 +30,8 @@ __all__ = [
     "LeaseLock",
     "LockNotInitialized",
     "NotLeaderError",
+    "ResourceLock",
+    "WatchHandle",
     "default_identity",
     "format_micro_time",
     "parse_micro_time",

@@ -29,9 +29,8 @@ from typing import Any, TypeVar
 import structlog
 
 from sriovop.runtime.errors import ApiError, Conflict, NotFound
-from sriovop.runtime.kinds import LEASE
 from sriovop.runtime.leaderelection.config import JITTER_FACTOR, LeaderElectionConfig
-from sriovop.runtime.leaderelection.leaselock import LeaseLock
+from sriovop.runtime.leaderelection.leaselock import ResourceLock
 from sriovop.runtime.leaderelection.metrics import MASTER_STATUS, SLOWPATH
 from sriovop.runtime.leaderelection.record import LeaderElectionRecord, format_micro_time
 
@@ -67,7 +66,7 @@ class LeaderElector:
 
     def __init__(
         self,
-        lock: LeaseLock,
+        lock: ResourceLock,
         config: LeaderElectionConfig | None = None,
         *,
         on_started_leading: Callable[[threading.Event], None],
@@ -302,6 +301,7 @@ class LeaderElector:
 
         try:
             old, raw = self.lock.get(timeout)
+            seen = self._clock()  # the record is at least this fresh; later is the safe side
         except NotFound:
             try:
                 self.lock.create(desired, timeout)
@@ -317,9 +317,9 @@ class LeaderElector:
             if attempt.abandoned:
                 return False
             if raw != self._observed_raw:
-                self._observed, self._observed_raw, self._observed_time = old, raw, started
+                self._observed, self._observed_raw, self._observed_time = old, raw, seen
             held_by_other = (old.holder_identity not in ("", self.identity)
-                             and self._observed_time + old.lease_duration_seconds > started)
+                             and self._observed_time + old.lease_duration_seconds > seen)
             already_leader = self._observed.holder_identity == self.identity
         if held_by_other:
             return False
@@ -393,13 +393,11 @@ class LeaderElector:
     # --- watch --------------------------------------------------------------------------------------
     def _watch_loop(self, stop: threading.Event) -> None:
         """Feed observed changes to the acquire loop as they happen; polling remains the fallback."""
-        selector = {"metadata.name": self.lock.name}
         while not stop.is_set() and not self._run_done.is_set():
             try:
-                stream = self.lock.client.watch(
-                    LEASE, self.lock.namespace, field_selector=selector, timeout_seconds=300,
-                    read_timeout=330.0,
-                )
+                stream = self.lock.watch()
+                if stream is None:
+                    return  # this lock cannot be watched: polling only
                 self._stream = stream
                 if self._run_done.is_set():
                     stream.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from sriovop.runtime.kinds import LEASE
@@ -27,6 +27,36 @@ class LeaseClient(Protocol):
     def watch(self, kind: Any, namespace: str | None = None, *, resource_version: str | None = None,
               field_selector: Any = None, timeout_seconds: int | None = None,
               read_timeout: float | None = None) -> Any: ...
+
+
+class WatchHandle(Protocol):
+    """An open watch: iterate for (event type, object); close() from any thread ends it."""
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]: ...
+
+    def close(self) -> None: ...
+
+
+class ResourceLock(Protocol):
+    """What the elector needs from a lock (client-go resourcelock.Interface, plus watch)."""
+
+    identity: str
+
+    def describe(self) -> str: ...
+
+    def get(self, timeout: float | None = None) -> tuple[LeaderElectionRecord, str]:
+        """The record and a raw form for change detection; raises NotFound if there is no lock."""
+        ...
+
+    def create(self, record: LeaderElectionRecord, timeout: float | None = None) -> None: ...
+
+    def update(self, record: LeaderElectionRecord, timeout: float | None = None) -> None:
+        """Compare-and-swap against the last get/create/update: Conflict if someone wrote in between."""
+        ...
+
+    def watch(self) -> WatchHandle | None:
+        """Changes to the lock object as (type, object with a `spec`); None if not supported."""
+        ...
 
 
 class LockNotInitialized(RuntimeError):
@@ -96,6 +126,13 @@ class LeaseLock:
         lease = self._call("PUT", self.path, body, timeout)
         with self._lock:
             self._lease = lease
+
+    def watch(self) -> WatchHandle | None:
+        watch: WatchHandle = self.client.watch(
+            LEASE, self.namespace, field_selector={"metadata.name": self.name}, timeout_seconds=300,
+            read_timeout=330.0,
+        )
+        return watch
 
     def _call(self, method: str, path: str, body: Any, timeout: float | None) -> dict[str, Any]:
         resp = self.client.request(method, path, body=body, read_timeout=timeout)
