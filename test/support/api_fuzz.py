@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from sriovop.api.v1.registry import openapi_schema
 
 _SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5000), st.sampled_from(["", "on", "x", "25%", "0000:3b:00.0"]),
+    st.none(), st.booleans(), st.integers(-5, 5000), st.sampled_from([1.5, 2.0, -0.5]),
+    st.sampled_from(["", "on", "x", "25%", "0000:3b:00.0"]),
 )
 
 

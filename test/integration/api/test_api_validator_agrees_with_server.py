@@ -57,3 +57,19 @@ def test_local_validator_agrees_with_the_api_server(fuzz_ns: tuple[client.ApiCli
     assert (server is None) == (not local), f"server={server} local={local} obj={obj}"
     if server is not None:
         assert local <= server or server <= local, f"server={server} local={local} obj={obj}"
+
+
+@pytest.mark.parametrize(("kind", "spec", "accepted"), [
+    ("SriovNetwork", {"resourceName": "r", "vlan": 2.0}, True),
+    ("SriovNetwork", {"resourceName": "r", "vlan": 1.5}, False),
+    ("SriovNetworkPoolConfig", {"maxUnavailable": 2.0}, True),
+    ("SriovNetworkPoolConfig", {"maxUnavailable": 0.5}, False),
+    ("SriovNetworkPoolConfig", {"maxUnavailable": None}, True),
+    ("SriovNetwork", {"resourceName": None}, False),
+])
+def test_number_and_null_edge_cases(fuzz_ns: tuple[client.ApiClient, str], kind: str, spec: dict[str, Any],
+                                    accepted: bool) -> None:
+    api, ns = fuzz_ns
+    obj = {"apiVersion": kinds.API_VERSION, "kind": kind, "metadata": {"name": "edge"}, "spec": spec}
+    assert (_server_errors(api, ns, obj) is None) is accepted
+    assert (validate_object(kind, obj) == []) is accepted

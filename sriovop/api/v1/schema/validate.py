@@ -40,7 +40,8 @@ def _type_name(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "number"
+        # The server accepts a JSON number with an integral value (2.0) where an integer is expected.
+        return "integer" if value.is_integer() else "number"
     if isinstance(value, str):
         return "string"
     if isinstance(value, list):
@@ -64,7 +65,7 @@ def validate_schema(schema: Mapping[str, Any], value: Any, path: str = "",
 
 def _check(schema: Mapping[str, Any], value: Any, path: str, errors: list[FieldError], unknown: bool) -> None:
     if schema.get("x-kubernetes-int-or-string"):
-        if not (isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))):
+        if _type_name(value) not in ("string", "integer"):
             errors.append(FieldError(path, "Invalid", f"must be an integer or a string, got {_type_name(value)}"))
         return
     expected = schema.get("type")
