@@ -189,7 +189,7 @@ class PoolConfigReconciler:
         self.recorder = recorder
 
     def setup(self, manager: Any) -> Controller:
-        ctrl = Controller(CONTROLLER_NAME, self.reconcile)
+        ctrl = Controller(CONTROLLER_NAME, self.reconcile, registry=manager.registry)
         ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_POOL_CONFIG))
         manager.add(ctrl)
         return ctrl

@@ -78,7 +78,7 @@ class DrainReconciler:
     def setup(self, manager: Any) -> Controller:
         """Register on `manager` (the namespaced one): watches, the controller, and a stop hook that
         aborts running drains when the manager stops (a drain may otherwise wait out its 90 s)."""
-        ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=self.workers)
+        ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=self.workers, registry=manager.registry)
         ctrl.watches(manager.cache.informers_for(NODE), map_func=self._node_requests,
                      predicates=[Funcs(on_create=_has_node_state_annotation, on_update=_node_request_changed,
                                        on_delete=lambda o: False)])

@@ -1,0 +1,174 @@
+"""The operator process: two managers, their controllers, one election, and an orderly end.
+
+Shape (upstream's main.go, plus HA):
+- the **namespaced** manager caches the operator namespace (and the cluster-scoped Nodes) and hosts the
+  policy, operator-config, pool-config and drain controllers; it serves `/metrics` and the probes;
+- the **cluster-wide** manager caches the three network kinds in every namespace, indexed by
+  `spec.networkNamespace`, and serves nothing;
+- with `--leader-elect`, one Lease gates the controllers of both managers (operator/election.py);
+- SIGTERM/SIGINT stop both managers, then the shutdown cleanup runs (operator/shutdown.py) and the
+  process exits 0; a failing manager stops the other, the cleanup runs, and the process exits 1.
+
+The cleanup runs only in a replica that led (or when there is no election): a follower being rolled
+must not switch the leader's webhooks to Ignore underneath it.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from dataclasses import dataclass, field
+from types import FrameType
+
+import structlog
+
+from sriovop.api.v1.kinds import NETWORK_KINDS
+from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.controllers.drain import Drainer, DrainReconciler
+from sriovop.controllers.networks import NetworkReconciler, register_network_namespace_index
+from sriovop.controllers.node_policy import NodePolicyReconciler
+from sriovop.controllers.operator_config import OperatorConfigReconciler
+from sriovop.controllers.pool_config import PoolConfigReconciler
+from sriovop.logsetup import set_level
+from sriovop.operator.election import SharedElection
+from sriovop.operator.settings import OperatorSettings
+from sriovop.operator.shutdown import CleanupReport, cleanup
+from sriovop.runtime.client import Client
+from sriovop.runtime.config import RestConfig
+from sriovop.runtime.events import EventRecorder
+from sriovop.runtime.leaderelection import LeaderElectionConfig
+from sriovop.runtime.manager import Manager
+
+log = structlog.get_logger(__name__)
+
+EVENT_COMPONENT = "sriov-network-operator"
+
+
+@dataclass
+class ElectionOptions:
+    enabled: bool = False
+    lease_name: str = "a56def2a.openshift.io"
+    namespace: str = ""
+    identity: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+
+@dataclass
+class OperatorOptions:
+    metrics_bind_address: str | None = ":8080"
+    health_probe_bind_address: str | None = ":8081"
+    graceful_shutdown_timeout: float = 30.0
+    election: ElectionOptions = field(default_factory=ElectionOptions)
+
+
+class Operator:
+    def __init__(self, rest: RestConfig, settings: OperatorSettings, nics: SupportedNics,
+                 options: OperatorOptions) -> None:
+        self.settings = settings
+        self.options = options
+        ns = settings.namespace
+        self.client = Client(rest)
+        self.recorder = EventRecorder(self.client, component=EVENT_COMPONENT)
+        self.election: SharedElection | None = None
+        if options.election.enabled:
+            e = options.election
+            self.election = SharedElection(
+                self.client, e.namespace or ns, e.lease_name, e.identity,
+                LeaderElectionConfig(lease_duration=e.lease_duration, renew_deadline=e.renew_deadline,
+                                     retry_period=e.retry_period, name=e.lease_name))
+        self.namespaced = Manager(
+            Client(rest), name="namespaced", namespaces={ns},
+            metrics_bind_address=options.metrics_bind_address,
+            health_probe_bind_address=options.health_probe_bind_address,
+            leader_elector=self.election.seam("namespaced") if self.election else None,
+            graceful_shutdown_timeout=options.graceful_shutdown_timeout)
+        self.cluster = Manager(
+            Client(rest), name="cluster", namespaces=None,
+            leader_elector=self.election.seam("cluster") if self.election else None,
+            graceful_shutdown_timeout=options.graceful_shutdown_timeout)
+        if self.election is not None:
+            election = self.election
+
+            def lease_healthy() -> None:
+                if not election.healthy():
+                    raise RuntimeError("leader lease not renewed in time")
+
+            self.namespaced.add_healthz_check("leader-election", lease_healthy)
+        self._wire(nics)
+        self.stop_event = threading.Event()
+        self.errors: list[tuple[str, BaseException]] = []
+        self.stopped_by_signal = False
+
+    def _wire(self, nics: SupportedNics) -> None:
+        s, ns, rec = self.settings, self.settings.namespace, self.recorder
+        mgr = self.namespaced
+        NodePolicyReconciler(mgr.client, mgr.client, ns, nics=nics,
+                             stale_delay_minutes=s.stale_node_state_cleanup_delay_minutes, recorder=rec,
+                             api_reader=mgr.server_client).setup(mgr)
+        OperatorConfigReconciler(mgr.server_client, mgr.client, ns, s.render, rec,
+                                 set_log_level=set_level).setup(mgr)
+        PoolConfigReconciler(mgr.client, ns, rec).setup(mgr)
+        DrainReconciler(mgr.server_client, ns, Drainer(mgr.server_client, s.resource_prefix), rec).setup(mgr)
+        for kind in NETWORK_KINDS:
+            register_network_namespace_index(self.cluster, kind)
+            NetworkReconciler(kind, self.cluster.client, self.cluster.client, ns, s.resource_prefix,
+                              rec).setup(self.cluster)
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
+            log.info("signal received; shutting down", signal=signal.Signals(signum).name)
+            self.stopped_by_signal = True
+            self.stop_event.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    def _run_manager(self, mgr: Manager) -> None:
+        try:
+            mgr.start(self.stop_event)
+        except BaseException as exc:
+            log.error("manager failed", manager=mgr.name, error=repr(exc))
+            self.errors.append((mgr.name, exc))
+        finally:
+            # Whatever ended one manager ends the other.
+            self.stop_event.set()
+
+    def run(self) -> int:
+        """Run until a signal or a failure; clean up; return the process exit code."""
+        threads = [threading.Thread(target=self._run_manager, args=(m,), name=f"manager-{m.name}", daemon=True)
+                   for m in (self.namespaced, self.cluster)]
+        for t in threads:
+            t.start()
+        log.info("operator started", namespace=self.settings.namespace,
+                 leader_election=self.election is not None)
+        # Wake up periodically so the main thread can run signal handlers.
+        while not self.stop_event.wait(0.5):
+            pass
+        for t in threads:
+            t.join(self.options.graceful_shutdown_timeout + 15)
+        stuck = [t.name for t in threads if t.is_alive()]
+        report = self.cleanup()
+        self.recorder.stop(5.0)
+        if self.errors:
+            for name, exc in self.errors:
+                log.error("operator stopped because a manager failed", manager=name, error=str(exc))
+            return 1
+        if stuck:
+            log.error("managers did not stop in time", managers=stuck)
+            return 1
+        if report is not None and report.errors:
+            log.error("shutdown cleanup incomplete", errors=report.errors)
+        return 0
+
+    def cleanup(self) -> CleanupReport | None:
+        if self.election is not None and not self.election.ever_led.is_set():
+            log.info("never led: leaving webhooks and finalizers to the leader")
+            return None
+        return cleanup(self.client, self.settings.namespace)
+
+
+__all__ = ["ElectionOptions", "Operator", "OperatorOptions"]
