@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sriovop.api.v1.pfnames import pf_name_only
-
 SELECTOR_FIELDS = ("vendor", "deviceID", "pfNames", "rootDevices", "netFilter")
 
 
@@ -49,25 +47,34 @@ def nic_selector_matches(selector: Mapping[str, Any] | None, iface: Mapping[str,
     addresses, pfNames entries (range suffix ignored) match the name or an alt name, netFilter
     compares both halves around ':'. An empty selector matches nothing.
     """
-    if is_empty_selector(selector):
+    if not selector:
         return False
-    assert selector is not None
     vendor = selector.get("vendor")
+    device = selector.get("deviceID")
+    roots = selector.get("rootDevices")
+    pf_names = selector.get("pfNames")
+    net_filter = selector.get("netFilter")
+    if not (vendor or device or roots or pf_names or net_filter):
+        return False
     if vendor and vendor != iface.get("vendor"):
         return False
-    device = selector.get("deviceID")
     if device and device != iface.get("deviceID"):
         return False
-    roots = selector.get("rootDevices")
     if roots and iface.get("pciAddress") not in roots:
         return False
-    pf_names = selector.get("pfNames")
-    if pf_names:
-        names = interface_names(iface)
-        if not any(pf_name_only(entry) in names for entry in pf_names):
-            return False
-    net_filter = selector.get("netFilter")
+    if pf_names and not _pf_names_match(pf_names, iface):
+        return False
     return not (net_filter and not netfilter_matches(net_filter, str(iface.get("netFilter", ""))))
+
+
+def _pf_names_match(pf_names: Any, iface: Mapping[str, Any]) -> bool:
+    name = iface.get("name")
+    alt = iface.get("altNames") or ()
+    for entry in pf_names:
+        wanted = entry.partition("#")[0]
+        if wanted and (wanted == name or wanted in alt):
+            return True
+    return False
 
 
 def selected_interfaces(selector: Mapping[str, Any] | None, node_state: Mapping[str, Any]) -> list[dict[str, Any]]:
