@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane test unit integration lint fmt demo e2e bench failover manifests clean
+.PHONY: all install deps venv control-plane test unit integration lint fmt demo e2e vm bench failover manifests clean
 
 all: test
 
@@ -39,6 +39,15 @@ unit: $(VENV)/.installed
 
 integration: $(VENV)/.installed control-plane
 	$(VENV)/bin/pytest test/integration $(PYTEST_ARGS)
+
+# The QEMU igb guest (hack/vm/): QEMU from bookworm-backports, a Debian kernel, the initramfs.
+vm:
+	bash hack/vm/setup.sh >/dev/null
+
+# Boots QEMU guests with emulated Intel 82576 PFs; outside `make test` (see README for its duration).
+# The explicit -m overrides pyproject's default `-m 'not e2e'`.
+e2e: $(VENV)/.installed control-plane vm
+	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -69,6 +69,7 @@ fi
 
 read -r up _ < /proc/uptime
 echo "SRIOVOP-GUEST-READY: uptime=${up}" > /dev/console
+export HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 setsid chroot /host /bin/sh -c 'cd /; [ -f /run/job/env ] && . /run/job/env; exec /bin/sh /run/job/cmd' \
   < /dev/null > /dev/console 2>&1 &
 pid=$!

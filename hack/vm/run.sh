@@ -53,7 +53,7 @@ fi
 rm -f "$JOB/rc" "$JOB/stop"
 
 ACCEL=$("$HERE/probe-kvm.sh" "$ACCEL" "$KERNEL" "$INITRD")
-CPU=max; [ "$ACCEL" = kvm ] && CPU=host
+CPU=${SRIOVOP_VM_CPU:-max}; [ "$ACCEL" = kvm ] && CPU=host
 
 # -nodefaults: no VGA/IDE/default NIC; romfile= on the NICs skips iPXE option ROMs (seconds under TCG).
 args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults -display none
