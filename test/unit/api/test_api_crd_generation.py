@@ -195,3 +195,23 @@ def _structural(schema: dict[str, Any], path: str) -> None:
 def test_schemas_are_structural() -> None:
     for ks in SCHEMAS:
         _structural(openapi_schema(ks.kind), ks.kind.kind)
+
+
+def test_the_generator_refuses_what_openapi_cannot_express() -> None:
+    from typing import Literal, TypedDict
+
+    import pytest
+
+    from sriovop.api.v1.schema.openapi import SchemaError, object_schema, type_schema
+
+    class Bad(TypedDict, total=False):
+        x: float | str
+
+    with pytest.raises(SchemaError, match=r"Bad.x: only `int \| str` unions"):
+        object_schema(Bad)
+    with pytest.raises(SchemaError, match="mixed Literal"):
+        type_schema(Literal["a", 1])
+    with pytest.raises(SchemaError, match="map keys must be str"):
+        type_schema(dict[int, str])
+    with pytest.raises(SchemaError, match="not a TypedDict"):
+        object_schema(dict)
