@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane test unit integration lint fmt demo e2e vm bench failover manifests clean
+.PHONY: all install deps venv control-plane test unit integration lint fmt demo e2e vm bench failover manifests crds clean
 
 all: test
 
@@ -48,6 +48,10 @@ vm:
 # The explicit -m overrides pyproject's default `-m 'not e2e'`.
 e2e: $(VENV)/.installed control-plane vm
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
+
+# Regenerate manifests/crds/ from sriovop/api/v1 (a unit test fails when they are stale).
+crds: $(VENV)/.installed
+	$(VENV)/bin/sriovop gen crds --out manifests/crds
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache
