@@ -96,3 +96,47 @@ def test_null_properties_and_map_values_count_as_absent_like_the_server_prunes_t
     assert validate_object(kinds.SRIOV_OPERATOR_CONFIG, {"spec": {"featureGates": {"x": None}}}) == []
     (err,) = validate_object(kinds.SRIOV_OPERATOR_CONFIG, {"spec": {"disablePlugins": [None]}})
     assert err.path == "spec.disablePlugins[0]"  # array items are not pruned
+
+
+def _schema_paths(schema: dict[str, Any], path: str) -> set[str]:
+    out: set[str] = set()
+    for name, sub in schema.get("properties", {}).items():
+        p = f"{path}.{name}"
+        out.add(p)
+        out |= _schema_paths(sub, p)
+        if "items" in sub:
+            out |= _schema_paths(sub["items"], p + "[]")
+    return out
+
+
+def _value_paths(value: Any, path: str) -> set[str]:
+    out: set[str] = set()
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            p = f"{path}.{key}"
+            out.add(p)
+            out |= _value_paths(sub, p)
+    elif isinstance(value, list):
+        for sub in value:
+            out |= _value_paths(sub, path + "[]")
+    return out
+
+
+@pytest.mark.parametrize("kind", [k.kind for k in kinds.SRIOV_KINDS])
+def test_samples_cover_every_spec_field(kind: str) -> None:
+    from sriovop.api.v1.registry import openapi_schema
+
+    wanted = _schema_paths(openapi_schema(kind)["properties"]["spec"], "spec")
+    have: set[str] = set()
+    for _f, obj in SAMPLES:
+        if obj["kind"] == kind:
+            have |= _value_paths(obj["spec"], "spec")
+    assert sorted(wanted - have) == []
+
+
+def test_node_state_sample_covers_every_status_field() -> None:
+    from sriovop.api.v1.registry import openapi_schema
+
+    (state,) = [o for _f, o in SAMPLES if o["kind"] == "SriovNetworkNodeState"]
+    wanted = _schema_paths(openapi_schema(kinds.SRIOV_NETWORK_NODE_STATE)["properties"]["status"], "status")
+    assert sorted(wanted - _value_paths(state["status"], "status")) == []
