@@ -59,9 +59,10 @@ class DelayingQueue(Queue[T]):
 
     def add_after(self, item: T, delay: float) -> None:
         """Add `item` once `delay` seconds have passed; <= 0 adds now. Counted as a retry in metrics."""
-        if self.shutting_down():
-            return
-        self._metrics.retry()
+        with self._cond:
+            if self._shutting_down:
+                return
+            self._metrics.retry()  # under the queue lock, like every other metrics update
         if delay <= 0:
             self.add(item)
             return

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
 from sriovop.runtime.workqueue import (
     DelayingQueue,
@@ -133,3 +135,43 @@ def test_noop_provider_and_unnamed_queue_start_no_metrics_thread() -> None:
     finally:
         named.shutdown()
         unnamed.shutdown()
+
+
+def test_counters_survive_a_queue_being_garbage_collected() -> None:
+    registry = CollectorRegistry()
+    provider = PrometheusMetricsProvider(registry)
+    old: Queue[str] = Queue("same", metrics_provider=provider)
+    old.add("a")
+    old.add("b")
+    old.get()
+    old.shutdown()
+    del old
+    gc.collect()
+    labels = {"name": "same", "controller": "same"}
+    assert registry.get_sample_value("workqueue_adds_total", labels) == 2
+    assert registry.get_sample_value("workqueue_queue_duration_seconds_count", labels) == 1
+    assert registry.get_sample_value("workqueue_depth", {**labels, "priority": ""}) == 0  # gone with it
+    new: Queue[str] = Queue("same", metrics_provider=provider)
+    try:
+        new.add("c")
+        assert registry.get_sample_value("workqueue_adds_total", labels) == 3
+        assert registry.get_sample_value("workqueue_depth", {**labels, "priority": ""}) == 1
+    finally:
+        new.shutdown()
+
+
+def test_text_exposition_uses_controller_runtime_names() -> None:
+    registry = CollectorRegistry()
+    q: Queue[str] = Queue("expo", metrics_provider=PrometheusMetricsProvider(registry))
+    try:
+        q.add("a")
+        q.get()
+        q.done("a")
+        text = generate_latest(registry).decode()
+    finally:
+        q.shutdown()
+    for name in ("workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds_bucket",
+                 "workqueue_work_duration_seconds_count", "workqueue_unfinished_work_seconds",
+                 "workqueue_longest_running_processor_seconds", "workqueue_retries_total"):
+        assert f'\n{name}{{' in text, name
+    assert 'workqueue_adds_total{controller="expo",name="expo"} 1.0' in text
