@@ -15,7 +15,7 @@ def test_typed_views_return_the_same_dicts_without_copying() -> None:
     assert accessors.sriov_ib_network_spec(sample("SriovIBNetwork"))["linkState"] == "enable"
     assert accessors.ovs_network_spec(sample("OVSNetwork"))["trunk"][1] == {"id": 300}
     assert accessors.operator_config_spec(sample("SriovOperatorConfig"))["logLevel"] == 2
-    assert accessors.pool_config_spec(sample("SriovNetworkPoolConfig"))["maxUnavailable"] == "25%"
+    assert accessors.pool_config_spec(sample("SriovNetworkPoolConfig", "pool-workers"))["maxUnavailable"] == "25%"
     assert accessors.nad_spec({"spec": {"config": "{}"}})["config"] == "{}"
 
 
