@@ -160,8 +160,8 @@ class Applier:
 
     def _write_numvfs(self, pf: str, n: int) -> None:
         path = self.host.paths.device(pf) / "sriov_numvfs"
-        if n == 0 and not path.exists():
-            return
+        if n == 0 and (not path.exists() or read_str(path) == "0"):
+            return  # the kernel treats 0 → 0 as a no-op; skipping it saves a write per PF
         if not path.parent.exists():
             raise OSError(errno_mod.ENODEV, "PF is no longer present under /sys/bus/pci/devices")
         try:

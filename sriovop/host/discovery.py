@@ -9,6 +9,7 @@ upstream daemon writes.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -58,14 +59,15 @@ class Discoverer:
     def pf_addresses(self) -> list[str]:
         """Network-class PFs (supported ones unless dev mode), sorted by PCI address."""
         out = []
+        devices = str(self.paths.pci_devices)
         for addr in listdir(self.paths.pci_devices):
-            dev = self.paths.device(addr)
-            if not (read_str(dev / "class") or "").startswith(NETWORK_CLASS_PREFIX):
+            dev = f"{devices}/{addr}"
+            if os.path.islink(f"{dev}/physfn"):  # a VF: cheapest test first, most devices are VFs
                 continue
-            if (dev / "physfn").is_symlink():
+            if not _read(f"{dev}/class").startswith(NETWORK_CLASS_PREFIX):
                 continue
             if not self.options.dev_mode and not self.options.supported.is_supported(
-                hex_id(dev / "vendor"), hex_id(dev / "device")
+                _strip0x(_read(f"{dev}/vendor")), _strip0x(_read(f"{dev}/device"))
             ):
                 continue
             out.append(addr)
@@ -162,41 +164,82 @@ class Discoverer:
     def _vfs(
         self, pf_dev: Path, links: dict[str, LinkInfo], pending: list[tuple[dict[str, Any], Path]]
     ) -> list[dict[str, Any]]:
+        # Hot path (hundreds of VFs per discovery): plain string paths and os calls, no Path objects.
+        pf_s = str(pf_dev)
+        devices = str(self.paths.pci_devices)
         vfs = []
         for entry in listdir(pf_dev):
             if not entry.startswith("virtfn"):
                 continue
             try:
-                index = int(entry[len("virtfn"):])
-            except ValueError:
+                index = int(entry[6:])
+                vf_addr = os.path.basename(os.readlink(f"{pf_s}/{entry}"))
+            except (ValueError, OSError):
                 continue
-            vf_addr = link_basename(pf_dev / entry)
-            if not vf_addr:
-                continue
-            vfs.append(self._vf(index, vf_addr, links, pending))
+            vfs.append(self._vf(index, vf_addr, f"{devices}/{vf_addr}", links, pending))
         vfs.sort(key=lambda v: int(v["vfID"]))
         return vfs
 
     def _vf(
-        self, index: int, addr: str, links: dict[str, LinkInfo], pending: list[tuple[dict[str, Any], Path]]
+        self, index: int, addr: str, dev: str, links: dict[str, LinkInfo],
+        pending: list[tuple[dict[str, Any], Path]],
     ) -> dict[str, Any]:
-        dev = self.paths.device(addr)
-        names = listdir(dev / "net")
+        try:
+            names = sorted(os.listdir(f"{dev}/net"))
+        except OSError:
+            names = []
         name = names[0] if names else ""
-        link = self._link(name, dev / "net" / name, links) if name else {}
+        mac, mtu = "", 0
+        if name:
+            info = links.get(name)
+            if info is not None:
+                mac, mtu = info.mac, info.mtu
+            else:
+                mac = _read(f"{dev}/net/{name}/address")
+                mtu = _to_int(_read(f"{dev}/net/{name}/mtu"))
+        try:
+            driver = os.path.basename(os.readlink(f"{dev}/driver"))
+        except OSError:
+            driver = ""
+        vendor, device = _read(f"{dev}/vendor"), _read(f"{dev}/device")
         vf: dict[str, Any] = {
             "name": name,
-            "mac": link.get("mac", ""),
-            "driver": link_basename(dev / "driver") or "",
+            "mac": mac,
+            "driver": driver,
             "pciAddress": addr,
-            "vendor": hex_id(dev / "vendor"),
-            "deviceID": hex_id(dev / "device"),
-            "mtu": link.get("mtu", 0),
+            "vendor": _strip0x(vendor),
+            "deviceID": _strip0x(device),
+            "mtu": mtu,
             "vfID": index,
         }
-        if not vf["driver"]:
-            pending.append((vf, dev))
+        if not driver:
+            pending.append((vf, Path(dev)))
         return vf
+
+
+def _read(path: str) -> str:
+    """Raw os.open/os.read: about twice as fast as open() for tiny sysfs attributes."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return ""
+    try:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+def _strip0x(value: str) -> str:
+    return value[2:] if value.startswith("0x") else value
+
+
+def _to_int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0
 
 
 def finalize(interfaces: list[dict[str, Any]]) -> list[dict[str, Any]]:

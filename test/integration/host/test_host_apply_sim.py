@@ -260,8 +260,8 @@ def test_pf_vanishing_mid_apply(tmp_path: Path) -> None:
 def test_write_timeout_is_enforced(tmp_path: Path) -> None:
     with sim_host(tmp_path, ["82576:1"]) as (sim, host):
         pf0 = host.discover()[0]
-        sim.fault(pf0["pciAddress"], numvfs_write_delay=3)
-        options = FAST.__class__(**{**FAST.__dict__, "write_timeout": 0.3})
+        sim.fault(pf0["pciAddress"], numvfs_write_delay=6)
+        options = FAST.__class__(**{**FAST.__dict__, "write_timeout": 1.0})
         with pytest.raises(ApplyError) as e:
             applier(host, options=options).apply([spec(pf0, 2)])
     assert e.value.step == S.WRITE_NUMVFS and e.value.errno == errno.ETIMEDOUT
