@@ -258,7 +258,13 @@ class Client:
         body = decode(resp.data)
         meta = body.get("metadata") or {}
         items = body.get("items") or []
-        items = [_with_type(item, kind) for item in items]
+        if items and (items[0].get("kind") != kind.kind or items[0].get("apiVersion") != kind.api_version):
+            if type(items[0]) is dict:  # freshly decoded and ours: set the type in place
+                for item in items:
+                    item["kind"] = kind.kind
+                    item["apiVersion"] = kind.api_version
+            else:
+                items = [_with_type(item, kind) for item in items]
         return ListPage(items, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or ""))
 
     def list(

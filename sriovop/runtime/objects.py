@@ -123,6 +123,36 @@ def loads_frozen_stripped(data: bytes | str) -> Any:
     return v
 
 
+def _freeze_plain_dict(d: dict[str, Any]) -> FrozenDict:
+    for k, v in d.items():
+        t = type(v)
+        if t is dict:
+            _dict_set(d, k, _freeze_plain_dict(v))
+        elif t is list:
+            _dict_set(d, k, _freeze_plain_list(v))
+    return FrozenDict(d)
+
+
+def _freeze_plain_list(lst: list[Any]) -> FrozenList:
+    for i, v in enumerate(lst):
+        t = type(v)
+        if t is dict:
+            list.__setitem__(lst, i, _freeze_plain_dict(v))
+        elif t is list:
+            list.__setitem__(lst, i, _freeze_plain_list(v))
+    return FrozenList(lst)
+
+
+def freeze_decoded(obj: dict[str, Any], strip_managed_fields: bool = False) -> FrozenDict:
+    """Freeze a freshly decoded object in place (it must not be shared yet), optionally without
+    metadata.managedFields. Cheaper than a decoder hook because stripped parts are never visited."""
+    if strip_managed_fields:
+        meta = obj.get("metadata")
+        if type(meta) is dict and "managedFields" in meta:
+            del meta["managedFields"]
+    return _freeze_plain_dict(obj)
+
+
 def freeze(obj: Any) -> Any:
     """A frozen deep copy of plain JSON data (already-frozen parts are shared, not copied)."""
     t = type(obj)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import structlog
@@ -26,7 +27,7 @@ from sriovop.runtime.cache.reflector import Reflector
 from sriovop.runtime.cache.store import NAMESPACE_INDEX, IndexFunc, Store, namespace_index
 from sriovop.runtime.client import Client, Selector
 from sriovop.runtime.kinds import Kind
-from sriovop.runtime.objects import FrozenDict, loads_frozen, loads_frozen_stripped
+from sriovop.runtime.objects import FrozenDict, freeze_decoded
 
 log = structlog.get_logger(__name__)
 
@@ -64,7 +65,7 @@ class SharedIndexInformer:
         self.reflector = Reflector(
             client, kind, self, namespace=namespace, label_selector=label_selector,
             field_selector=field_selector, page_size=page_size, read_timeout=read_timeout,
-            decode=loads_frozen_stripped if strip_managed_fields else loads_frozen,
+            transform=partial(freeze_decoded, strip_managed_fields=strip_managed_fields),
             min_watch_timeout=min_watch_timeout, name=self.name,
         )
         self._lock = threading.RLock()  # serialises store changes with handler registration

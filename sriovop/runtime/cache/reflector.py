@@ -26,7 +26,7 @@ from sriovop.runtime.cache.backoff import Backoff
 from sriovop.runtime.client import Client, Selector, WatchStream
 from sriovop.runtime.errors import ApiError, ConnectionFailed, Gone, TooManyRequests
 from sriovop.runtime.kinds import Kind
-from sriovop.runtime.objects import loads_frozen
+from sriovop.runtime.objects import freeze_decoded
 
 log = structlog.get_logger(__name__)
 
@@ -54,7 +54,7 @@ class Reflector:
         self, client: Client, kind: Kind, sink: Sink, *, namespace: str | None = None,
         label_selector: Selector = None, field_selector: Selector = None, page_size: int = 500,
         min_watch_timeout: int = 300, read_timeout: float | None = None,
-        decode: Callable[[bytes], Any] = loads_frozen, backoff: Backoff | None = None,
+        transform: Callable[[Any], Any] = freeze_decoded, backoff: Backoff | None = None,
         name: str | None = None,
     ) -> None:
         self.client = client
@@ -66,7 +66,7 @@ class Reflector:
         self.page_size = page_size
         self.min_watch_timeout = max(300, min_watch_timeout)
         self.read_timeout = read_timeout
-        self.decode = decode
+        self.transform = transform
         self.backoff = backoff or Backoff()
         self.name = name or f"{kind.plural}/{namespace or '*'}"
         self.last_sync_resource_version = ""
@@ -119,7 +119,8 @@ class Reflector:
             self._rv_unavailable = True
             items, list_rv = self._list_at("")
         self.lists += 1
-        self.sink.replace(items, list_rv)
+        transform = self.transform
+        self.sink.replace([transform(i) for i in items], list_rv)
         self.last_sync_resource_version = list_rv
         self._rv_unavailable = False
 
@@ -130,7 +131,7 @@ class Reflector:
         page = self.client.list_page(
             self.kind, self.namespace, label_selector=self.label_selector,
             field_selector=self.field_selector, resource_version=rv or None, limit=limit,
-            decode=self.decode, read_timeout=self.read_timeout,
+            read_timeout=self.read_timeout,
         )
         if rv == "0" and page.continue_:
             self._paginated_at_zero = True  # watch cache probably disabled: keep paging later
@@ -140,7 +141,7 @@ class Reflector:
                 page = self.client.list_page(
                     self.kind, self.namespace, label_selector=self.label_selector,
                     field_selector=self.field_selector, limit=limit, continue_=page.continue_,
-                    decode=self.decode, read_timeout=self.read_timeout,
+                    read_timeout=self.read_timeout,
                 )
             except ApiError as exc:
                 if not _is_expired(exc):
@@ -149,7 +150,7 @@ class Reflector:
                 page = self.client.list_page(
                     self.kind, self.namespace, label_selector=self.label_selector,
                     field_selector=self.field_selector, resource_version=rv or None,
-                    decode=self.decode, read_timeout=self.read_timeout,
+                    read_timeout=self.read_timeout,
                 )
                 return page.items, page.resource_version
             items.extend(page.items)
@@ -168,7 +169,7 @@ class Reflector:
                     self.kind, self.namespace, resource_version=start_rv or None,
                     label_selector=self.label_selector, field_selector=self.field_selector,
                     timeout_seconds=self.watch_timeout(), allow_bookmarks=True,
-                    read_timeout=self.read_timeout, decode=self.decode,
+                    read_timeout=self.read_timeout,
                 )
             except (ConnectionFailed, TooManyRequests) as exc:
                 self._log.info("cannot open watch, backing off without relist", error=str(exc))
@@ -181,6 +182,9 @@ class Reflector:
                 raise
             with self._watch_lock:
                 self._watch = w
+                if stop.is_set():  # interrupt() ran before the watch existed
+                    w.close()
+                    return
             self.watches += 1
             started = time.monotonic()
             try:
@@ -213,7 +217,9 @@ class Reflector:
     def _handle(self, w: WatchStream, start_rv: str) -> None:
         sink = self.sink
         record = start_rv not in ("", "0")
-        for etype, obj in w:
+        transform = self.transform
+        for etype, raw in w:
+            obj = transform(raw) if etype != "BOOKMARK" else raw
             rv = obj["metadata"].get("resourceVersion", "")
             if etype == "ADDED":
                 sink.add(obj)

@@ -1,0 +1,349 @@
+"""Informer benchmarks on a private real control plane; prints one JSON document.
+
+1. Initial sync of N ~1 KB objects (a throwaway CRD's custom resources, and ConfigMaps):
+   - ours: SharedIndexInformer start → has_synced (LIST pages at RV "0", decode to frozen dicts,
+     store + namespace index);
+   - naive: the official client's path: list_namespaced_… (pages of 500) into its return types
+     (model objects for ConfigMaps, dicts for custom objects), then watch.Watch().stream opened;
+   - floor: a raw paged LIST (same request as ours) with only json.loads, nothing kept.
+2. Cache memory: RSS growth per cached object against the objects' JSON size (in a fresh process).
+3. Handler lag while a separate writer process patches objects as fast as the apiserver allows.
+
+Usage: .venv/bin/python test/bench/runtime_informer.py [--count 10000] [--lag-seconds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import multiprocessing
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from kubernetes import client as k8s  # noqa: E402
+from kubernetes import config as k8s_config  # noqa: E402
+from kubernetes import watch as k8s_watch  # noqa: E402
+
+from sriovop.devcluster import ControlPlane  # noqa: E402
+from sriovop.runtime.cache import FuncHandler, SharedIndexInformer  # noqa: E402
+from sriovop.runtime.client import Client  # noqa: E402
+from sriovop.runtime.config import load_config  # noqa: E402
+from sriovop.runtime.errors import Conflict  # noqa: E402
+from sriovop.runtime.kinds import CONFIG_MAP, CUSTOM_RESOURCE_DEFINITION, NAMESPACE, Kind  # noqa: E402
+
+GROUP = "bench.sriovop.io"
+WIDGET = Kind(GROUP, "v1", "Widget", "widgets")
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"widgets.{GROUP}"},
+    "spec": {"group": GROUP, "scope": "Namespaced",
+             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+PAD = "x" * 560
+
+
+def widget(i: int) -> dict[str, Any]:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget",
+            "metadata": {"name": f"w-{i:05d}", "labels": {"app": "bench", "shard": str(i % 16)}},
+            "spec": {"networkNamespace": f"ns-{i % 50}", "resourceName": "intel_sriov_netdevice",
+                     "vlan": i % 4096, "spoofChk": "on", "trust": "off", "capabilities": '{"mac": true}',
+                     "metaPlugins": PAD}}
+
+
+def config_map(i: int) -> dict[str, Any]:
+    return {"metadata": {"name": f"c-{i:05d}", "labels": {"app": "bench", "shard": str(i % 16)}},
+            "data": {"networkNamespace": f"ns-{i % 50}", "resourceName": "intel_sriov_netdevice",
+                     "vlan": str(i % 4096), "payload": PAD + "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"}}
+
+
+def populate(c: Client, kind: Kind, ns: str, n: int, build: Any) -> None:
+    def one(i: int) -> None:
+        try:
+            c.create(kind, build(i), ns)
+        except Conflict:
+            pass
+    with ThreadPoolExecutor(16) as ex:
+        list(ex.map(one, range(n)))
+
+
+def wait_watch_cache(c: Client, kind: Kind, ns: str, n: int) -> None:
+    """An RV="0" LIST is served by the watch cache, which may trail fresh writes by a moment."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(c.list_page(kind, ns, resource_version="0").items) == n:
+            return
+        time.sleep(0.2)
+    raise RuntimeError("watch cache did not catch up")
+
+
+def wait_established(c: Client, name: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        crd = c.get(CUSTOM_RESOURCE_DEFINITION, name)
+        if any(cond["type"] == "Established" and cond["status"] == "True"
+               for cond in ((crd.get("status") or {}).get("conditions") or [])):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"CRD {name} not Established")
+
+
+# -- sync timings ---------------------------------------------------------------------------------
+
+
+def time_ours(c: Client, kind: Kind, ns: str, n: int) -> float:
+    inf = SharedIndexInformer(c, kind, namespace=ns)
+    stop = threading.Event()
+    t0 = time.perf_counter()
+    inf.start(stop)
+    assert inf.wait_for_cache_sync(600)
+    dt = time.perf_counter() - t0
+    assert len(inf.store) == n, (len(inf.store), n)
+    stop.set()
+    inf.stop()
+    return dt
+
+
+def time_floor(c: Client, kind: Kind, ns: str, n: int, rv: str | None) -> float:
+    t0 = time.perf_counter()
+    count, cont = 0, None
+    while True:
+        page = c.list_page(kind, ns, limit=500, continue_=cont, resource_version=None if cont else rv)
+        count += len(page.items)
+        if not page.continue_:
+            break
+        cont = page.continue_
+    dt = time.perf_counter() - t0
+    assert count == n
+    return dt
+
+
+def time_naive(api: k8s.ApiClient, kind: Kind, ns: str, n: int, rv: str | None) -> float:
+    core = k8s.CoreV1Api(api)
+    custom = k8s.CustomObjectsApi(api)
+    t0 = time.perf_counter()
+    items: list[Any] = []
+    cont = None
+    last_rv = ""
+    while True:
+        kw: dict[str, Any] = {"limit": 500}
+        if cont:
+            kw["_continue"] = cont
+        elif rv is not None:
+            kw["resource_version"] = rv
+        if kind is CONFIG_MAP:
+            lst = core.list_namespaced_config_map(ns, **kw)
+            items.extend(lst.items)
+            cont, last_rv = lst.metadata._continue, lst.metadata.resource_version
+        else:
+            lst = custom.list_namespaced_custom_object(GROUP, "v1", ns, kind.plural, **kw)
+            items.extend(lst["items"])
+            cont, last_rv = lst["metadata"].get("continue"), lst["metadata"]["resourceVersion"]
+        if not cont:
+            break
+    w = k8s_watch.Watch()
+    if kind is CONFIG_MAP:
+        stream = w.stream(core.list_namespaced_config_map, ns, resource_version=last_rv, timeout_seconds=300,
+                          allow_watch_bookmarks=True, _request_timeout=(5, 1))
+    else:
+        stream = w.stream(custom.list_namespaced_custom_object, GROUP, "v1", ns, kind.plural,
+                          resource_version=last_rv, timeout_seconds=300, allow_watch_bookmarks=True,
+                          _request_timeout=(5, 1))
+    dt = time.perf_counter() - t0  # the stream object exists; its request starts lazily (not counted)
+    w.stop()
+    del stream
+    assert len(items) == n
+    return dt
+
+
+def median_of(fn: Any, reps: int) -> tuple[float, list[float]]:
+    runs = []
+    for _ in range(reps):
+        gc.collect()
+        runs.append(fn())
+    return statistics.median(runs), [round(r, 4) for r in runs]
+
+
+# -- memory (child process) -----------------------------------------------------------------------
+
+
+def rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool) -> None:
+    c = Client(load_config(kubeconfig))
+    kind = WIDGET if plural == "widgets" else CONFIG_MAP
+    raw = c.request("GET", kind.collection_path(ns)).data
+    body = json.loads(raw)
+    n = len(body["items"])
+    item_bytes = sum(len(json.dumps(i, separators=(",", ":"))) for i in body["items"])
+    del raw, body
+    gc.collect()
+    before = rss_bytes()
+    inf = SharedIndexInformer(c, kind, namespace=ns, strip_managed_fields=strip)
+    stop = threading.Event()
+    inf.start(stop)
+    assert inf.wait_for_cache_sync(600)
+    gc.collect()
+    time.sleep(0.5)
+    after = rss_bytes()
+    print(json.dumps({"objects": len(inf.store), "listed": n, "json_bytes_per_object": item_bytes / n,
+                      "rss_growth_per_object": (after - before) / n}))
+    stop.set()
+    inf.stop()
+
+
+def measure_memory(kubeconfig: str, plural: str, ns: str, strip: bool) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--memory-child", kubeconfig, plural, ns, str(int(strip))],
+                         check=True, capture_output=True, text=True, cwd=REPO)
+    res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    res["strip_managed_fields"] = strip
+    res["ratio_rss_to_json"] = round(res["rss_growth_per_object"] / res["json_bytes_per_object"], 3)
+    return res
+
+
+# -- handler lag ----------------------------------------------------------------------------------
+
+
+def writer_process(kubeconfig: str, ns: str, names: list[str], seconds: float, threads: int,
+                   out: Any) -> None:
+    c = Client(load_config(kubeconfig))
+    records: list[tuple[str, float, float]] = []
+    lock = threading.Lock()
+    end = time.monotonic() + seconds
+
+    def loop(k: int) -> None:
+        mine = names[k::threads]
+        i = 0
+        while time.monotonic() < end:
+            name = mine[i % len(mine)]
+            i += 1
+            t0 = time.monotonic()
+            obj = c.patch(CONFIG_MAP, name, {"data": {"n": str(i)}}, ns)
+            t1 = time.monotonic()
+            with lock:
+                records.append((obj["metadata"]["resourceVersion"], t0, t1))
+
+    ts = [threading.Thread(target=loop, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    out.send(records)
+
+
+def measure_lag(kubeconfig: str, c: Client, ns: str, seconds: float, threads: int) -> dict[str, Any]:
+    names = [f"lag-{i}" for i in range(64)]
+    populate(c, CONFIG_MAP, ns, 64, lambda i: {"metadata": {"name": names[i]}, "data": {"n": "0"}})
+    received: dict[str, float] = {}
+    inf = SharedIndexInformer(c, CONFIG_MAP, namespace=ns)
+    inf.add_event_handler(FuncHandler(
+        update=lambda _old, new: received.__setitem__(new["metadata"]["resourceVersion"], time.monotonic())))
+    stop = threading.Event()
+    inf.start(stop)
+    assert inf.wait_for_cache_sync(60)
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=writer_process, args=(kubeconfig, ns, names, seconds, threads, child))
+    p.start()
+    records = parent.recv()
+    p.join()
+    time.sleep(2.0)
+    stop.set()
+    inf.stop()
+    after_ack, after_start, missing = [], [], 0
+    for rv, t0, t1 in records:
+        t = received.get(rv)
+        if t is None:
+            missing += 1
+            continue
+        after_ack.append(max(0.0, t - t1) * 1000)
+        after_start.append((t - t0) * 1000)
+
+    def pct(xs: list[float], q: float) -> float:
+        xs = sorted(xs)
+        return round(xs[min(len(xs) - 1, int(q * len(xs)))], 3) if xs else float("nan")
+
+    return {"writes": len(records), "writes_per_second": round(len(records) / seconds, 1),
+            "writer_threads": threads, "events_missing": missing,
+            "lag_after_write_ack_ms": {"p50": pct(after_ack, 0.5), "p99": pct(after_ack, 0.99),
+                                       "max": pct(after_ack, 1.0)},
+            "lag_after_write_start_ms": {"p50": pct(after_start, 0.5), "p99": pct(after_start, 0.99)},
+            "target_p99_ms": 50}
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--count", type=int, default=10000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--lag-seconds", type=float, default=15.0)
+    ap.add_argument("--writer-threads", type=int, default=8)
+    args = ap.parse_args()
+    cp = ControlPlane().start()
+    try:
+        c = Client(load_config(cp.kubeconfig))
+        api = k8s_config.new_client_from_config(config_file=str(cp.kubeconfig))
+        c.create(CUSTOM_RESOURCE_DEFINITION, CRD)
+        wait_established(c, f"widgets.{GROUP}")
+        results: dict[str, Any] = {"objects": args.count, "reps": args.reps}
+        for kind, build, label in ((WIDGET, widget, "custom_resources"), (CONFIG_MAP, config_map, "configmaps")):
+            ns = f"bench-{kind.plural}"
+            c.create(NAMESPACE, {"metadata": {"name": ns}})
+            t0 = time.perf_counter()
+            populate(c, kind, ns, args.count, build)
+            create_s = time.perf_counter() - t0
+            wait_watch_cache(c, kind, ns, args.count)
+            sample = c.request("GET", kind.collection_path(ns), query={"limit": 100}).data
+            json_size = len(json.dumps(json.loads(sample)["items"][0], separators=(",", ":")))
+            time_ours(c, kind, ns, args.count)  # warm-up: apiserver watch cache, TLS, imports
+            ours, ours_runs = median_of(lambda k=kind, n=ns: time_ours(c, k, n, args.count), args.reps)
+            floor0, floor0_runs = median_of(lambda k=kind, n=ns: time_floor(c, k, n, args.count, "0"), args.reps)
+            floor_q, _ = median_of(lambda k=kind, n=ns: time_floor(c, k, n, args.count, None), args.reps)
+            naive, naive_runs = median_of(lambda k=kind, n=ns: time_naive(api, k, n, args.count, None), args.reps)
+            naive0, _ = median_of(lambda k=kind, n=ns: time_naive(api, k, n, args.count, "0"), args.reps)
+            results[label] = {
+                "object_json_bytes": json_size, "create_seconds": round(create_s, 2),
+                "sync_seconds": {"ours": round(ours, 4), "naive_official": round(naive, 4),
+                                 "naive_official_rv0": round(naive0, 4), "floor_raw_list_rv0": round(floor0, 4),
+                                 "floor_raw_list_quorum": round(floor_q, 4)},
+                "runs": {"ours": ours_runs, "naive_official": naive_runs, "floor_raw_list_rv0": floor0_runs},
+                "ratio_naive_over_ours": round(naive / ours, 2),
+                "ratio_naive_rv0_over_ours": round(naive0 / ours, 2),
+                "ratio_ours_over_floor": round(ours / floor0, 2),
+                "targets": {"naive_over_ours_min": 3.0, "ours_over_floor_max": 1.5},
+            }
+            results[label]["memory"] = [measure_memory(str(cp.kubeconfig), kind.plural, ns, strip)
+                                        for strip in (True, False)]
+            print(json.dumps({label: results[label]}), file=sys.stderr)
+        lag_ns = "bench-lag"
+        c.create(NAMESPACE, {"metadata": {"name": lag_ns}})
+        results["handler_lag"] = measure_lag(str(cp.kubeconfig), c, lag_ns, args.lag_seconds, args.writer_threads)
+        print(json.dumps(results, indent=2))
+    finally:
+        cp.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--memory-child":
+        memory_child(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1")
+    else:
+        main()
