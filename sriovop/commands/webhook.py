@@ -47,7 +47,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     from sriovop.webhook.cluster_view import ClientClusterView
     from sriovop.webhook.handler import AdmissionHandler
     from sriovop.webhook.informer_view import InformerClusterView
-    from sriovop.webhook.server import WebhookServer, server_ssl_context
+    from sriovop.webhook.server import WebhookServer, server_ssl_context, tune_process
     from sriovop.webhook.settings import WebhookSettings
 
     try:
@@ -83,6 +83,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         log.info("webhook_stopping", signal=signal.Signals(signum).name)
         threading.Thread(target=server.shutdown, daemon=True).start()
 
+    tune_process()
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     log.info("webhook_serving", address=bind_address, port=server.port, namespace=settings.namespace,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,6 +29,12 @@ READYZ_PATH = "/readyz"
 HEALTHZ_PATH = "/healthz"
 
 
+def tune_process() -> None:
+    """Shorter GIL hand-offs: requests are ~1 ms of Python each, and with the default 5 ms switch
+    interval one busy handler thread makes every other in-flight request wait behind it."""
+    sys.setswitchinterval(0.0005)
+
+
 def server_ssl_context(cert_file: str | Path, key_file: str | Path) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -40,6 +47,9 @@ class _Handler(BaseHTTPRequestHandler):
     server: WebhookServer
     protocol_version = "HTTP/1.1"
     timeout = 30.0  # idle/slow-client bound per connection
+    # Buffer the response so status line, headers and body leave in one TLS record and one segment:
+    # two small writes would meet Nagle plus the client's delayed ACK and cost ~40 ms per request.
+    wbufsize = -1
 
     def setup(self) -> None:
         super().setup()
@@ -115,6 +125,7 @@ class WebhookServer(ThreadingHTTPServer):
 
     def get_request(self) -> tuple[socket.socket, Any]:
         sock, addr = self.socket.accept()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sriovop.api.v1 import consts
@@ -16,10 +16,10 @@ from sriovop.webhook.fields import as_map, loose_int, loose_str
 from sriovop.webhook.nics import SupportedNics
 from sriovop.webhook.policy_spec import PolicySpec, parse_policy, parse_policy_leniently
 from sriovop.webhook.selection import (
+    PfName,
     PfNameError,
-    canonical_pf_name,
+    iface_names,
     nic_selector_mismatch,
-    node_selected,
     parse_pf_name,
     ranges_overlap,
 )
@@ -201,10 +201,11 @@ def _interfaces(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def interface_unselected_reason(
-    p: PolicySpec, iface: Mapping[str, Any], node: Mapping[str, Any], nics: SupportedNics, dev_mode: bool
+    p: PolicySpec, iface: Mapping[str, Any], node: Mapping[str, Any], nics: SupportedNics, dev_mode: bool,
+    selector: Mapping[str, Any] | None = None,
 ) -> str | None:
     """None when the policy selects this NodeState interface (selector match and a supported model)."""
-    reason = nic_selector_mismatch(p.nic.as_dict(), iface)
+    reason = nic_selector_mismatch(p.nic.as_dict() if selector is None else selector, iface)
     if reason:
         return reason
     vendor, device = loose_str(iface.get("vendor")), loose_str(iface.get("deviceID"))
@@ -268,18 +269,63 @@ def _check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) ->
         )
 
 
-def _check_against_policy(p: PolicySpec, other: PolicySpec, interfaces: Sequence[Mapping[str, Any]]) -> None:
-    """Conflicts with another policy selecting the same node; alternative PF names are resolved through
-    the node's NodeState so that `ens1f0` and its altname are the same PF."""
-    for i, entry in enumerate(p.nic.pf_names):
-        cur = parse_pf_name(entry)
-        cur_name = canonical_pf_name(cur.name, interfaces)
-        for other_entry in other.nic.pf_names:
-            try:
-                prev = parse_pf_name(other_entry)
-            except PfNameError:
-                continue
-            if canonical_pf_name(prev.name, interfaces) != cur_name:
+@dataclass(frozen=True, slots=True)
+class _Peer:
+    """Another policy, with its pfNames parsed once per request rather than once per node."""
+
+    spec: PolicySpec
+    pfs: tuple[tuple[str, PfName], ...]
+    selector_key: tuple[tuple[str, str], ...]
+
+
+def _peer(spec: PolicySpec) -> _Peer:
+    pfs = []
+    for entry in spec.nic.pf_names:
+        try:
+            pfs.append((entry, parse_pf_name(entry)))
+        except PfNameError:
+            continue  # judged when that policy was admitted; unparsable entries select nothing
+    return _Peer(spec, tuple(pfs), tuple(sorted(spec.node_selector.items())))
+
+
+#: id(stored policy) → (that object, its parsed form). Views hand out the same object until it changes
+#: (informer caches replace, never mutate, their frozen objects), so the identity check makes a hit
+#: safe; a live view's fresh objects simply miss. Bounded by clearing.
+_PEER_CACHE: dict[int, tuple[object, _Peer | None]] = {}
+_PEER_CACHE_MAX = 4096
+
+
+def _cached_peer(obj: object) -> _Peer | None:
+    hit = _PEER_CACHE.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    spec = parse_policy_leniently(obj)
+    peer = _peer(spec) if spec else None
+    if len(_PEER_CACHE) >= _PEER_CACHE_MAX:
+        _PEER_CACHE.clear()
+    _PEER_CACHE[id(obj)] = (obj, peer)
+    return peer
+
+
+def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Every PF name and alternative name on a node → the PF's real name (first interface wins)."""
+    out: dict[str, str] = {}
+    for iface in interfaces:
+        real = loose_str(iface.get("name"))
+        for name in iface_names(iface):
+            out.setdefault(name, real or name)
+    return out
+
+
+def _check_pf_conflicts(
+    p: PolicySpec, mine: Sequence[tuple[int, str, PfName]], peer: _Peer, aliases: Mapping[str, str]
+) -> None:
+    """The same PF (alternative names resolved through the node's NodeState) in both policies."""
+    other = peer.spec
+    for i, entry, cur in mine:
+        cur_name = aliases.get(cur.name, cur.name)
+        for other_entry, prev in peer.pfs:
+            if aliases.get(prev.name, prev.name) != cur_name:
                 continue
             if p.externally_managed != other.externally_managed:
                 raise Denied(
@@ -291,6 +337,9 @@ def _check_against_policy(p: PolicySpec, other: PolicySpec, interfaces: Sequence
                     f"spec.nicSelector.pfNames[{i}]",
                     f"VF index range in {entry} is overlapped with existing policy {other.name} ({other_entry})",
                 )
+
+
+def _check_node_independent_conflicts(p: PolicySpec, other: PolicySpec) -> None:
     for i, root in enumerate(p.nic.root_devices):
         if root in other.nic.root_devices:
             raise Denied(
@@ -314,26 +363,44 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
             f"no matched node is selected by the nodeSelector in CR {p.name} (selector {p.node_selector})",
         )
     states = {_name(s): s for s in view.node_states()}
-    peers = [
-        peer for peer in (parse_policy_leniently(o) for o in view.policies()) if peer and peer.name != p.name
-    ]
+    peers = [peer for peer in (_cached_peer(o) for o in view.policies()) if peer and peer.spec.name != p.name]
+    groups: dict[tuple[tuple[str, str], ...], list[_Peer]] = {}
+    for peer in peers:
+        groups.setdefault(peer.selector_key, []).append(peer)
+    mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
+    selector = p.nic.as_dict()
     nics = view.supported_nics()
     selected = False
     reasons: list[str] = []
+    # Many nodes look alike (same labels for the peers' selectors, same PF names): each distinct
+    # (peer, PF naming) pair is judged once, which keeps 50 nodes x 50 policies at a few hundred checks.
+    judged: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    judged_static: set[str] = set()
+    judged_groups: set[tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
     for node in nodes:
         node_name = _name(node)
         labels = (node.get("metadata") or {}).get("labels") or {}
         interfaces = _interfaces(states.get(node_name))
         for iface in interfaces:
-            reason = interface_unselected_reason(p, iface, node, nics, dev_mode)
+            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector)
             if reason is None:
                 selected = True
                 _check_interface(p, iface, node_name)
             elif len(reasons) < _MAX_REASONS:
                 reasons.append(f"node {node_name} interface {iface.get('name')}: {reason}")
-        for peer in peers:
-            if node_selected(peer.node_selector, labels):
-                _check_against_policy(p, peer, interfaces)
+        aliases = _aliases(interfaces)
+        alias_key = tuple(sorted(aliases.items()))
+        for selector_key, members in groups.items():
+            if (selector_key, alias_key) in judged_groups or not all(labels.get(k) == v for k, v in selector_key):
+                continue
+            judged_groups.add((selector_key, alias_key))
+            for peer in members:
+                if peer.spec.name not in judged_static:
+                    _check_node_independent_conflicts(p, peer.spec)
+                    judged_static.add(peer.spec.name)
+                if mine and (peer.spec.name, alias_key) not in judged:
+                    _check_pf_conflicts(p, mine, peer, aliases)
+                    judged.add((peer.spec.name, alias_key))
     if not selected:
         detail = "; ".join(reasons) if reasons else "no selected node reports any interface in its NodeState"
         raise Denied(
