@@ -3,14 +3,18 @@
 A rendered object never carries what the cluster fills in (defaults, a Service's clusterIP, a
 webhook's caBundle injected by cert-manager, a Deployment's revision annotation), so comparing it to
 the live object naively would rewrite it on every reconcile. Two rules avoid that:
-- an update happens only when the rendered object is not already contained in the live one
-  (`is_subset`: every rendered field present with the same value; server defaults ignored);
+- an update happens only when the rendered object changed since it was last applied (a hash of it is
+  kept in the annotation `APPLIED_HASH_ANNOTATION`; this also catches removed fields and map keys) or
+  when the live object drifted from it (`is_subset`: every rendered field present with the same value;
+  server defaults ignored);
 - an update starts from the live object, takes the rendered spec, and keeps the cluster-managed fields.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -28,6 +32,7 @@ log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
 
+APPLIED_HASH_ANNOTATION = "sriovnetwork.openshift.io/applied-hash"
 #: Top-level fields that are not part of an object's desired state.
 _SKIP_TOP = ("apiVersion", "kind", "metadata", "status")
 #: Annotations the cluster manages and an apply must not take away.
@@ -43,16 +48,22 @@ class ObjectClient(Protocol):
 
 def is_subset(desired: Any, live: Any) -> bool:
     """Whether every field of `desired` is in `live` with the same value (lists: same length, each
-    element a subset of its counterpart)."""
+    element a subset of its counterpart). As with apimachinery's semantic DeepDerivative, an empty
+    value in `desired` (False, null, empty list/map) matches an absent field: the server omits them.
+    Empty strings and 0 are compared (a label value "" is meaningful)."""
     if isinstance(desired, Mapping):
         if not isinstance(live, Mapping):
             return False
-        return all(k in live and is_subset(v, live[k]) for k, v in desired.items())
+        return all((is_subset(v, live[k]) if k in live else _is_zero(v)) for k, v in desired.items())
     if isinstance(desired, list):
         if not isinstance(live, list) or len(desired) != len(live):
             return False
         return all(is_subset(d, v) for d, v in zip(desired, live, strict=True))
     return bool(desired == live)
+
+
+def _is_zero(value: Any) -> bool:
+    return value is None or value is False or value == [] or value == {}
 
 
 def owner_reference(owner: Mapping[str, Any]) -> Obj:
@@ -112,6 +123,8 @@ def apply_object(client: ObjectClient, kind: Kind, desired: Mapping[str, Any],
     meta = obj.setdefault("metadata", {})
     if owner is not None and kind.namespaced:
         meta["ownerReferences"] = [owner_reference(owner)]
+    digest = hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:20]
+    meta.setdefault("annotations", {})[APPLIED_HASH_ANNOTATION] = digest
     name, namespace = meta["name"], meta.get("namespace")
     try:
         live = client.get(kind, name, namespace)

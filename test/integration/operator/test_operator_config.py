@@ -1,0 +1,180 @@
+"""SriovOperatorConfig `default` → DaemonSets, webhooks, finalizer, Ready and the live log level."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
+from sriovop.controllers.operator_config import OperatorConfigReconciler
+from sriovop.render import workloads
+from sriovop.render.settings import RenderSettings
+from sriovop.runtime.client import Client
+from sriovop.runtime.controller import Request
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.events import EventRecorder
+from sriovop.runtime.kinds import (
+    DAEMON_SET,
+    DEPLOYMENT,
+    MUTATING_WEBHOOK_CONFIGURATION,
+    SERVICE,
+    VALIDATING_WEBHOOK_CONFIGURATION,
+)
+from sriovop.runtime.manager import Manager
+from test.support.operator_drain import client_for, wait_for
+from test.support.operator_process import TEST_IMAGES
+
+
+def settings(namespace: str) -> RenderSettings:
+    return RenderSettings.from_env(namespace, {"RESOURCE_PREFIX": "openshift.io", **TEST_IMAGES})
+
+
+@contextmanager
+def running(kubeconfig: Path, namespace: str, levels: list[str]) -> Iterator[OperatorConfigReconciler]:
+    client = client_for(kubeconfig)
+    mgr = Manager(client, name=f"opconfig-{namespace}", namespaces={namespace})
+    recorder = EventRecorder(client, component="sriov-network-operator")
+    reconciler = OperatorConfigReconciler(mgr.server_client, mgr.client, namespace, settings(namespace), recorder,
+                                          set_log_level=levels.append)
+    reconciler.setup(mgr)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            mgr.start(stop)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield reconciler
+    finally:
+        stop.set()
+        thread.join(60)
+        recorder.stop()
+        assert not errors, errors
+
+
+def get_or_none(client: Client, kind: Any, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+    try:
+        return client.get(kind, name, namespace)
+    except NotFound:
+        return None
+
+
+def ready(client: Client, namespace: str) -> dict[str, Any] | None:
+    cfg = get_or_none(client, SRIOV_OPERATOR_CONFIG, "default", namespace)
+    for cond in ((cfg or {}).get("status") or {}).get("conditions") or []:
+        if cond["type"] == "Ready" and cond["status"] == "True":
+            return cfg
+    return None
+
+
+def template_spec(ds: dict[str, Any]) -> dict[str, Any]:
+    return dict(ds["spec"]["template"]["spec"])
+
+
+def test_daemonsets_rendered_applied_and_updated(kubeconfig: Path, namespace: str) -> None:
+    client = client_for(kubeconfig)
+    selector = {"feature.example.com/sriov": "true"}
+    client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace}, "spec": {
+        "configDaemonNodeSelector": selector, "logLevel": 2, "enableInjector": False,
+        "enableOperatorWebhook": False}})
+    levels: list[str] = []
+    with running(kubeconfig, namespace, levels) as reconciler:
+        cfg = wait_for(lambda: ready(client, namespace), 60, "Ready=True on the operator config")
+        assert cfg["status"]["conditions"][0]["reason"] == consts.REASON_OPERATOR_CONFIG_READY
+        assert consts.OPERATOR_CONFIG_FINALIZER in cfg["metadata"]["finalizers"]
+        assert levels == ["debug"]
+
+        daemon = client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, namespace)
+        plugin = client.get(DAEMON_SET, workloads.DEVICE_PLUGIN_NAME, namespace)
+        for ds in (daemon, plugin):
+            (ref,) = ds["metadata"]["ownerReferences"]
+            assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == (
+                "SriovOperatorConfig", "default", cfg["metadata"]["uid"], True)
+        assert template_spec(daemon)["nodeSelector"] == selector
+        assert template_spec(daemon)["containers"][0]["image"] == TEST_IMAGES["SRIOV_NETWORK_CONFIG_DAEMON_IMAGE"]
+        assert template_spec(plugin)["nodeSelector"] == {
+            **selector, consts.DEVICE_PLUGIN_LABEL: consts.DEVICE_PLUGIN_LABEL_ENABLED}
+        assert "--resource-prefix=openshift.io" in template_spec(plugin)["containers"][0]["args"]
+
+        # A reconcile with nothing changed writes nothing (server defaults do not count as drift).
+        rvs = [d["metadata"]["resourceVersion"] for d in (daemon, plugin)]
+        reconciler.reconcile(Request(namespace, "default"))
+        assert [client.get(DAEMON_SET, n, namespace)["metadata"]["resourceVersion"]
+                for n in (workloads.CONFIG_DAEMON_NAME, workloads.DEVICE_PLUGIN_NAME)] == rvs
+
+        # A change of the config is rolled out.
+        new_selector = {"node-role.kubernetes.io/sriov": ""}
+        client.patch(SRIOV_OPERATOR_CONFIG, "default", {"spec": {
+            "configDaemonNodeSelector": {**dict.fromkeys(selector), **new_selector}, "useCDI": True,
+            "logLevel": 0}}, namespace)
+        wait_for(lambda: template_spec(client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, namespace))
+                 ["nodeSelector"] == new_selector, 30, "the config daemon moved to the new selector")
+        wait_for(lambda: "--use-cdi" in template_spec(client.get(DAEMON_SET, workloads.DEVICE_PLUGIN_NAME,
+                                                                 namespace))["containers"][0]["args"],
+                 30, "the device plugin started with --use-cdi")
+        wait_for(lambda: levels[-1:] == ["info"], 30, "the log level back to info")
+
+        # Someone edits a DaemonSet we own: the controller puts it back.
+        live = client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, namespace)
+        live["spec"]["template"]["spec"]["containers"][0]["image"] = "example.com/hijacked:latest"
+        client.update(DAEMON_SET, live)
+        wait_for(lambda: template_spec(client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, namespace))
+                 ["containers"][0]["image"] == TEST_IMAGES["SRIOV_NETWORK_CONFIG_DAEMON_IMAGE"], 30,
+                 "the config daemon's image restored")
+
+        # The injector (failurePolicy Ignore, safe on a shared API server) comes and goes with its flag.
+        client.patch(SRIOV_OPERATOR_CONFIG, "default", {"spec": {"enableInjector": True}}, namespace)
+        hook = wait_for(lambda: get_or_none(client, MUTATING_WEBHOOK_CONFIGURATION,
+                                            consts.INJECTOR_WEBHOOK_CONFIG_NAME), 30, "the injector webhook")
+        assert hook["webhooks"][0]["failurePolicy"] == "Ignore"
+        assert hook["webhooks"][0]["clientConfig"]["service"] == {
+            "name": workloads.INJECTOR_SERVICE, "namespace": namespace, "path": "/mutate", "port": 443}
+        assert client.get(DEPLOYMENT, workloads.INJECTOR_NAME, namespace)
+        svc = client.get(SERVICE, workloads.INJECTOR_SERVICE, namespace)
+        cluster_ip = svc["spec"]["clusterIP"]
+        reconciler.reconcile(Request(namespace, "default"))
+        assert client.get(SERVICE, workloads.INJECTOR_SERVICE, namespace)["spec"]["clusterIP"] == cluster_ip
+
+        # Deleting the config removes the cluster-scoped webhook configuration, then the finalizer.
+        client.delete(SRIOV_OPERATOR_CONFIG, "default", namespace)
+        wait_for(lambda: get_or_none(client, SRIOV_OPERATOR_CONFIG, "default", namespace) is None, 30,
+                 "the operator config gone once its finalizer ran")
+        assert get_or_none(client, MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME) is None
+
+
+def test_operator_webhook_rendered_when_enabled(kubeconfig: Path, namespace: str) -> None:
+    """Checked with the manager stopped right after: a Fail webhook without a server behind it would
+    refuse every SR-IOV write on the shared API server."""
+    client = client_for(kubeconfig)
+    client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace}, "spec": {
+        "enableOperatorWebhook": True}})
+    try:
+        with running(kubeconfig, namespace, []):
+            wait_for(lambda: get_or_none(client, MUTATING_WEBHOOK_CONFIGURATION,
+                                         consts.OPERATOR_WEBHOOK_CONFIG_NAME), 60, "the operator webhooks")
+            wait_for(lambda: ready(client, namespace), 60, "Ready=True")
+        validating = client.get(VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
+        mutating = client.get(MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
+        for cfg, path in ((validating, "/validating-custom-resource"), (mutating, "/mutating-custom-resource")):
+            (hook,) = cfg["webhooks"]
+            assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
+            assert hook["clientConfig"]["service"]["name"] == workloads.OPERATOR_WEBHOOK_SERVICE
+            assert hook["clientConfig"]["service"]["path"] == path
+        assert client.get(DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, namespace)
+        assert client.get(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, namespace)
+    finally:
+        for kind in (VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION):
+            try:
+                client.delete(kind, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
+            except NotFound:
+                pass
+        client.patch(SRIOV_OPERATOR_CONFIG, "default", {"metadata": {"finalizers": None}}, namespace)
