@@ -20,7 +20,7 @@ import structlog
 
 from sriovop.host.devlink import Devlink
 from sriovop.host.netlink import LinkInfo, Netlink
-from sriovop.host.nics import SupportedNics
+from sriovop.host.nics import SupportedNics, default_supported_nics
 from sriovop.host.paths import HostPaths
 from sriovop.host.records import PfRecords
 from sriovop.host.sysfs import hex_id, link_basename, listdir, read_int, read_str
@@ -35,7 +35,7 @@ _ARPHRD = {"1": "ETH", "32": "IB"}
 @dataclass
 class DiscoveryOptions:
     dev_mode: bool = False
-    supported: SupportedNics = field(default_factory=SupportedNics.default)
+    supported: SupportedNics = field(default_factory=default_supported_nics)
     #: VF driver links can lag behind VF creation; upstream re-reads 5 times at 200 ms.
     driver_retries: int = 5
     driver_retry_interval: float = 0.2
@@ -66,7 +66,7 @@ class Discoverer:
                 continue
             if not _read(f"{dev}/class").startswith(NETWORK_CLASS_PREFIX):
                 continue
-            if not self.options.dev_mode and not self.options.supported.is_supported(
+            if not self.options.dev_mode and not self.options.supported.is_supported_model(
                 _strip0x(_read(f"{dev}/vendor")), _strip0x(_read(f"{dev}/device"))
             ):
                 continue

@@ -7,11 +7,12 @@ from typing import Any
 
 from sriovop.host.devlink import Devlink
 from sriovop.host.discovery import Discoverer, DiscoveryOptions
+from sriovop.host.errors import DiscoveryError
 from sriovop.host.kargs import KernelArgs
 from sriovop.host.kernelio import KernelIO, open_kernel_io
 from sriovop.host.netlink import Netlink
-from sriovop.host.nics import SupportedNics
-from sriovop.host.paths import HostPaths
+from sriovop.host.nics import SupportedNics, default_supported_nics
+from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
 from sriovop.host.records import Checkpoint, PfRecords
 
 
@@ -34,6 +35,10 @@ class Host:
     ) -> None:
         self.paths = HostPaths.at(root, state_dir=state_dir)
         sim = self.paths.sim_info()
+        if sim is None and (self.paths.root / SIM_DIR).is_dir() and io is None:
+            # Writing plain files under a simulated tree would silently "succeed" and mean nothing.
+            raise DiscoveryError(f"{self.paths.root} is a simulated host but its simulator is not running "
+                                 f"(no {SIM_DIR}/{SIM_ENDPOINT_FILE})")
         if netns is None and sim is not None:
             netns = sim.get("netns") or None
         self.netlink = Netlink(netns)
@@ -42,7 +47,7 @@ class Host:
         self.records = PfRecords(self.paths)
         self.checkpoint = Checkpoint(self.paths)
         self.kargs = KernelArgs(self.paths)
-        self.discovery_options = DiscoveryOptions(dev_mode=dev_mode, supported=supported or SupportedNics.default())
+        self.discovery_options = DiscoveryOptions(dev_mode=dev_mode, supported=supported or default_supported_nics())
 
     @property
     def simulated(self) -> bool:

@@ -17,6 +17,7 @@ Any process can inject faults through `SimControl(root).fault(pf, enomem=True)`.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -65,22 +66,30 @@ class SimHost:
         self.id = uuid.uuid4().hex[:10]
         self.netns = netns_name or f"sriovop-sim-{self.id}"
         self.address = f"@sriovop-sim-{self.id}"
+        self._ipr: IPRoute | None = None
+        self._ipr_lock = threading.Lock()
+        self._started = False
+        self._fresh_kernel()
+
+    def _fresh_kernel(self) -> None:
         self.kernel = SimKernel(self.root)
         self.kernel.on_vanish = self._drop_veth
         self.server = SimServer(self.kernel, self.address)
         self.pfs: list[SimPf] = []
-        self._ipr: IPRoute | None = None
-        self._ipr_lock = threading.Lock()
-        self._started = False
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> SimHost:
+        """Build the kernel side from scratch (sysfs, /proc, netns); files elsewhere under the root,
+        such as the operator's state dir, are kept, so stop() + start() behaves like a reboot."""
         self.root.mkdir(parents=True, exist_ok=True)
+        for rel in ("sys", "proc", SIM_DIR):
+            shutil.rmtree(self.root / rel, ignore_errors=True)
         self.kernel.base_tree()
         _write(self.root / "proc/cmdline", self.cmdline)
         _write(self.root / "proc/cpuinfo", f"processor\t: 0\nvendor_id\t: {self.cpu_vendor}\n")
         netns.create(self.netns)
         self._started = True
+        atexit.register(self.stop)  # never leak the namespace, even when a test forgets stop()
         try:
             self._ipr = IPRoute(netns=self.netns)
             for i, (key, ports) in enumerate(self.nic_specs):
@@ -100,6 +109,7 @@ class SimHost:
         if not self._started:
             return
         self._started = False
+        atexit.unregister(self.stop)
         self.server.stop()
         with self.kernel.lock:
             for pf in self.kernel.pfs.values():
@@ -116,6 +126,19 @@ class SimHost:
             (self.root / SIM_DIR / SIM_ENDPOINT_FILE).unlink()
         except FileNotFoundError:
             pass
+
+    def reboot(self, *, add_kernel_args: Sequence[str] = ()) -> SimHost:
+        """Power-cycle: VFs, driver overrides and MTUs are gone, operator state files stay, and the new
+        /proc/cmdline gains `add_kernel_args` (what a bootloader edit would have done). The simulator
+        gets a new socket and namespace: processes must build a new Host, as after a real reboot."""
+        self.stop()
+        args = [a for a in add_kernel_args if a not in self.cmdline.split()]
+        self.cmdline = " ".join([self.cmdline, *args])
+        self.id = uuid.uuid4().hex[:10]
+        self.netns = f"sriovop-sim-{self.id}"
+        self.address = f"@sriovop-sim-{self.id}"
+        self._fresh_kernel()
+        return self.start()
 
     def __enter__(self) -> SimHost:
         return self.start()
@@ -225,10 +248,11 @@ def cli() -> None:
 @click.option("--nic", "nics", multiple=True, required=True,
               help=f"NIC model[:ports], repeatable. Models: {', '.join(sorted(MODELS))}.")
 @click.option("--cmdline", default=DEFAULT_CMDLINE, show_default=True, help="Contents of /proc/cmdline.")
-@click.option("--fresh/--keep", default=True, help="Remove an existing tree under --root first.")
-def serve(root: Path, nics: tuple[str, ...], cmdline: str, fresh: bool) -> None:
+@click.option("--wipe/--keep-state", default=True,
+              help="Remove the whole root first, or keep operator state files (a reboot of a used host).")
+def serve(root: Path, nics: tuple[str, ...], cmdline: str, wipe: bool) -> None:
     """Build the host and serve it until SIGTERM/SIGINT (then remove the network namespace)."""
-    if fresh and root.exists():
+    if wipe and root.exists():
         shutil.rmtree(root)
     try:
         sim = SimHost(root, list(nics), cmdline=cmdline)

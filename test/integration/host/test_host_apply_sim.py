@@ -265,3 +265,31 @@ def test_write_timeout_is_enforced(tmp_path: Path) -> None:
         with pytest.raises(ApplyError) as e:
             applier(host, options=options).apply([spec(pf0, 2)])
     assert e.value.step == S.WRITE_NUMVFS and e.value.errno == errno.ETIMEDOUT
+
+
+def test_reboot_resets_kernel_state_keeps_operator_state(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["e810:1"]) as (sim, host):
+        pf0 = host.discover()[0]
+        applier(host).apply([spec(pf0, 2, groups=[vfio_group("0-1")])])
+        host.close()
+        assert host.kargs.missing(needs_vfio=True) == ["intel_iommu=on", "iommu=pt"]
+        sim.reboot(add_kernel_args=["intel_iommu=on", "iommu=pt"])
+        after = Host(sim.root)
+        try:
+            st = after.discover()[0]
+            assert "numVfs" not in st and st["linkAdminState"] == "down"
+            assert after.records.exists(pf0["pciAddress"])  # the daemon knows it configured this PF
+            assert after.kargs.missing(needs_vfio=True) == []
+            applier(after).apply([spec(pf0, 2, groups=[vfio_group("0-1")])])
+            assert [v["driver"] for v in pf_status(after, pf0["pciAddress"])["Vfs"]] == ["vfio-pci"] * 2
+        finally:
+            after.close()
+
+
+def test_simulated_root_without_running_simulator_is_refused(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["82576:1"]) as (sim, _host):
+        pass
+    from sriovop.host import DiscoveryError
+
+    with pytest.raises(DiscoveryError, match="simulator is not running"):
+        Host(sim.root)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sriovop.host import Host
-from sriovop.host.nics import SupportedNics, parse_nic_ids
+from sriovop.host.nics import SupportedNics
 from test.support.host_sim import applier, normalise, sim_host
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -70,7 +70,7 @@ def test_status_shape_uses_upstream_json_names(tmp_path: Path) -> None:
 
 
 def test_unsupported_models_are_skipped_unless_dev_mode(tmp_path: Path) -> None:
-    only_intel = SupportedNics(parse_nic_ids({"xxv710": "8086 158b 154c"}))
+    only_intel = SupportedNics.from_configmap_data({"xxv710": "8086 158b 154c"})
     with sim_host(tmp_path, ["xxv710:1", "cx6dx:1"]) as (sim, _host):
         strict = Host(sim.root, supported=only_intel)
         dev = Host(sim.root, supported=only_intel, dev_mode=True)

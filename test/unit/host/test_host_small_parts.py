@@ -13,7 +13,7 @@ import pytest
 
 from sriovop.host import steps as S
 from sriovop.host.kargs import KernelArgs
-from sriovop.host.nics import SupportedNics, parse_nic_ids
+from sriovop.host.nics import default_supported_nics
 from sriovop.host.paths import HostPaths
 from sriovop.host.plugins.base import Decision
 from sriovop.host.plugins.mstconfig import Mstconfig
@@ -52,12 +52,10 @@ def test_records_and_checkpoint(tmp_path: Path) -> None:
     assert [p.name for p in paths.pci_records.iterdir()] == []  # no temp files left behind
 
 
-def test_supported_nics() -> None:
-    nics = SupportedNics.default()
-    assert nics.is_supported("8086", "158B") and nics.vf_device("15b3", "101d") == "101e"
-    assert not nics.is_supported("8086", "ffff")
-    with pytest.raises(ValueError, match=r"supported-nic-ids\[bad\]"):
-        parse_nic_ids({"bad": "8086 158b"})
+def test_supported_nics_come_from_the_api_package() -> None:
+    nics = default_supported_nics()
+    assert nics.is_supported_model("8086", "158B") and nics.vf_device_id("101d", "15b3") == "101e"
+    assert not nics.is_supported_model("8086", "ffff")
 
 
 MST_OUTPUT = """
