@@ -20,7 +20,11 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 from sriovop.runtime.cache.informer import SharedIndexInformer
 from sriovop.runtime.cache.keys import DeletedFinalStateUnknown, object_of
 from sriovop.runtime.kinds import Kind
-from sriovop.runtime.workqueue import RateLimitingQueue, default_controller_rate_limiter
+from sriovop.runtime.workqueue import (
+    PrometheusMetricsProvider,
+    RateLimitingQueue,
+    default_controller_rate_limiter,
+)
 from sriovop.runtime.workqueue.ratelimiter import RateLimiter
 
 log = structlog.get_logger(__name__)
@@ -209,6 +213,7 @@ class Controller:
         self.shutdown_timeout = shutdown_timeout
         self.queue: RateLimitingQueue[Request] = RateLimitingQueue(
             name=name, rate_limiter=rate_limiter or default_controller_rate_limiter(),
+            metrics_provider=PrometheusMetricsProvider(registry) if registry is not None else None,
         )
         self._informers: list[SharedIndexInformer] = []
         self._metrics = _metrics_for(registry if registry is not None else REGISTRY)

@@ -160,11 +160,12 @@ class Manager:
 
     @property
     def metrics_port(self) -> int | None:
-        return self._metrics_server.port if self._metrics_server else None
+        """The metrics port once listening (None before start or without a metrics address)."""
+        return self._metrics_server.bound_port if self._metrics_server else None
 
     @property
     def probe_port(self) -> int | None:
-        return self._probe_server.port if self._probe_server else None
+        return self._probe_server.bound_port if self._probe_server else None
 
     def _check_caches(self) -> None:
         if not self.cache.has_synced():
@@ -196,7 +197,9 @@ class Manager:
 
     def _start_servers(self) -> None:
         ep = self._endpoints
-        if self._metrics_address and self._metrics_address == self._probe_address:
+        same = self._metrics_address == self._probe_address and not self._metrics_address.endswith(":0") \
+            if self._metrics_address else False
+        if same and self._metrics_address:
             ep.serve_metrics = ep.serve_probes = True
             srv = HttpServer(self._metrics_address, ep, f"{self.name}-http")
             self._metrics_server = self._probe_server = srv

@@ -66,6 +66,12 @@ class HttpServer:
             raise RuntimeError(f"{self.name} server is not started")
         return int(self._server.server_address[1])
 
+    @property
+    def bound_port(self) -> int | None:
+        """The port once listening, else None (safe to poll from another thread)."""
+        srv = self._server
+        return int(srv.server_address[1]) if srv is not None else None
+
     def start(self) -> None:
         endpoints = self.endpoints
 
