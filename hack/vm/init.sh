@@ -3,7 +3,8 @@
 #
 # Loads the modules, mounts the host root (9p tag `hostroot`, read-only) under a tmpfs overlay so the
 # guest sees the host's files (python, the venv, iproute2) but every write stays in guest memory, binds
-# the read-write job share (9p tag `job`: cmd, env, and the rc written back) at /run/job, runs
+# the read-write job share (9p tag `job`: cmd, env, and the rc written back) at /run/job and the
+# kernel's modules at /lib/modules/<kver>, runs
 # /run/job/cmd chrooted into that root, prints "SRIOVOP-GUEST-EXIT: <rc>" on the console and powers off.
 # A file /run/job/stop created by the host sends SIGTERM (then SIGKILL after 10 s) to the command's
 # process group, which is how a long-lived command (the config daemon) is stopped cleanly.
@@ -55,6 +56,13 @@ mount -t tmpfs tmpfs /host/dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /host/run
 mount -t tmpfs -o mode=1777 tmpfs /host/tmp
 mkdir -p /host/run/job /host/run/netns
+# The guest kernel's modules (9p tag `modules`, read-only) where the host's kmod expects them, so that
+# `modprobe` in the chroot works (vfio-pci, ...). Needs the writable overlay root for the mount point.
+kver=$(uname -r)
+if mkdir -p "/host/lib/modules/$kver" 2>/dev/null; then
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose modules "/host/lib/modules/$kver" ||
+    say "mount modules failed"
+fi
 mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=512000,cache=none job /job || fail "mount job"
 mount --bind /job /host/run/job
 

@@ -18,8 +18,8 @@ if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then echo tcg; exit 0; fi
 BOOT_ID=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
 CACHE=$VM_CACHE/kvm-probe.$BOOT_ID
 if [ -f "$CACHE" ]; then cat "$CACHE"; exit 0; fi
-step "probing KVM (up to ${SRIOVOP_VM_KVM_PROBE_TIMEOUT:-15}s)"
-out=$(timeout -k 2 "${SRIOVOP_VM_KVM_PROBE_TIMEOUT:-15}" qemu-system-x86_64 -machine q35 -accel kvm -cpu host \
+step "probing KVM (up to ${SRIOVOP_VM_KVM_PROBE_TIMEOUT:-10}s)"
+out=$(timeout -k 2 "${SRIOVOP_VM_KVM_PROBE_TIMEOUT:-10}" qemu-system-x86_64 -machine q35 -accel kvm -cpu host \
         -m 256 -nographic -no-reboot -nic none -kernel "$KERNEL" -initrd "$INITRD" \
         -append "console=ttyS0 panic=-1 quiet sriovop.probe" < /dev/null 2>&1) || true
 mkdir -p "$VM_CACHE"

@@ -61,7 +61,8 @@ args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults
       -kernel "$KERNEL" -initrd "$INITRD"
       -append "console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-      -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap")
+      -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap"
+      -virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=modules,security_model=none,readonly=on")
 # Management NIC: its own user-mode network with restrict=on (nothing beyond the guest is reachable)
 # plus, when asked, one explicit forward of 10.0.2.100:6443 to the host's apiserver. `cmd:` makes QEMU
 # spawn a fresh connector per guest connection; a `tcp:` chardev would carry a single connection only.

@@ -148,3 +148,10 @@ def test_eight_vfs_rejected_with_erange_from_zero(guest: dict[str, Any]) -> None
     assert step["errno"] == errno.ERANGE, step
     assert step["error"] == "Numerical result out of range"
     assert step["numvfs"] == "0"
+
+
+def test_modprobe_in_guest_uses_the_guest_kernel_modules(guest: dict[str, Any]) -> None:
+    """The daemon may load drivers (vfio-pci); the host's kmod must find the guest kernel's modules."""
+    step = guest["steps"]["modprobe_vfio_pci"]
+    assert step["rc"] == 0, step
+    assert guest["steps"]["vfio_pci_loaded"] is True

@@ -135,6 +135,8 @@ def main() -> int:
 
     steps["too_many"] = write(pf / "sriov_numvfs", "8")
     steps["too_many"]["numvfs"] = read(pf / "sriov_numvfs")
+    steps["modprobe_vfio_pci"] = sh("modprobe", "vfio-pci")
+    steps["vfio_pci_loaded"] = Path("/sys/module/vfio_pci").is_dir()
     steps["dmesg_tail"] = sh("dmesg")["stdout"].splitlines()[-40:]
 
     print("SRIOVOP-RESULT " + json.dumps(out), flush=True)
