@@ -26,6 +26,7 @@ from sriovop.host.kargs import PCI_REALLOC
 from sriovop.host.plan import DPDK_DRIVERS, NETDEVICE, Plan, group_for, make_plan
 from sriovop.host.steps import StepHook, noop_hook
 from sriovop.host.sysfs import link_basename, listdir, read_int, read_str
+from sriovop.host.udev import UdevRules
 
 log = structlog.get_logger("sriovop.host.apply")
 T = TypeVar("T")
@@ -55,6 +56,7 @@ class Applier:
         self.hook = hook or noop_hook
         self.options = options or ApplyOptions()
         self.drivers = Drivers(host.paths, host.io, self.options.write_timeout)
+        self.udev = UdevRules(host.paths, host.discovery_options.supported)
 
     # --- entry points -------------------------------------------------------------------------
     def apply(
@@ -119,6 +121,9 @@ class Applier:
         dev = self.host.paths.device(pf)
         want = int(spec.get("numVfs") or 0)
         self._step(S.CHECK_TOTALVFS, pf, lambda: self._check_totalvfs(pf, want))
+        if (spec.get("eSwitchMode") or "legacy") != "legacy":
+            self._step(S.SET_ESWITCH_MODE, pf, lambda: self._switchdev_unsupported(spec))
+        self._step(S.WRITE_UDEV_RULE, pf, lambda: self.udev.write_nm_disable(pf))
         current = read_int(dev / "sriov_numvfs") or 0
         if current != want:
             self._step(S.CLEAR_NUMVFS, pf, lambda: self._write_numvfs(pf, 0))
@@ -133,6 +138,11 @@ class Applier:
         if name:
             self._step(S.LINK_UP, pf, lambda: self._link_up(name))
         self._step(S.WRITE_RECORD, pf, lambda: self.host.records.save(pf, spec))
+
+    def _switchdev_unsupported(self, spec: dict[str, Any]) -> None:
+        # Honest refusal instead of a silent legacy apply that would be re-tried forever.
+        raise OSError(errno_mod.EOPNOTSUPP, f"eSwitchMode {spec.get('eSwitchMode')!r} is not supported by "
+                                            "sriovop yet; use legacy")
 
     def _check_external(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
         pf = spec["pciAddress"]
@@ -300,6 +310,7 @@ class Applier:
         if records.externally_managed(pf):
             self._step(S.REMOVE_RECORD, pf, lambda: records.remove(pf))
             return False
+        self.udev.remove(pf)
         if int(status.get("numVfs") or 0) > 0:
             self._step(S.RESET_NUMVFS, pf, lambda: self._reset_numvfs(pf))
             name = status.get("name", "")

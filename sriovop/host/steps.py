@@ -16,6 +16,8 @@ from typing import Final
 StepHook = Callable[[str, str], None]
 
 CHECK_TOTALVFS: Final = "check-totalvfs"
+SET_ESWITCH_MODE: Final = "set-eswitch-mode"
+WRITE_UDEV_RULE: Final = "write-udev-rule"
 CLEAR_NUMVFS: Final = "clear-numvfs"
 WRITE_NUMVFS: Final = "write-numvfs"
 WAIT_VFS: Final = "wait-vfs"
@@ -32,11 +34,14 @@ REMOVE_RECORD: Final = "remove-record"
 CHECK_EXTERNAL: Final = "check-externally-managed"
 FIND_PF: Final = "find-pf"
 
+#: The steps every owned PF goes through, in order (VF steps repeat per VF).
 APPLY_STEPS: Final = (
-    CHECK_TOTALVFS, CLEAR_NUMVFS, WRITE_NUMVFS, WAIT_VFS, SET_PF_MTU, BIND_DRIVER, WAIT_VF_NETDEV,
+    CHECK_TOTALVFS, WRITE_UDEV_RULE, CLEAR_NUMVFS, WRITE_NUMVFS, WAIT_VFS, SET_PF_MTU, BIND_DRIVER, WAIT_VF_NETDEV,
     SET_VF_MAC, SET_VF_MTU, LINK_UP, WRITE_RECORD,
 )
 RESET_STEPS: Final = (RESET_NUMVFS, RESTORE_MTU, REMOVE_RECORD)
+#: Steps only some specs reach.
+OTHER_STEPS: Final = (SET_ESWITCH_MODE, CHECK_EXTERNAL, FIND_PF)
 
 CRASH_ENV: Final = "SRIOVOP_CRASH_AT_STEP"
 
@@ -57,8 +62,9 @@ def crash_hook_from_env(env: dict[str, str] | None = None) -> StepHook | None:
         spec, count = spec.rsplit("#", 1)
         nth = int(count)
     step, _, pf = spec.partition("@")
-    if step not in APPLY_STEPS + RESET_STEPS:
-        raise ValueError(f"{CRASH_ENV}: unknown step {step!r}; known: {', '.join(APPLY_STEPS + RESET_STEPS)}")
+    known = APPLY_STEPS + RESET_STEPS + OTHER_STEPS
+    if step not in known:
+        raise ValueError(f"{CRASH_ENV}: unknown step {step!r}; known: {', '.join(known)}")
     seen = 0
 
     def hook(s: str, p: str) -> None:

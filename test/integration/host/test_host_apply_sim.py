@@ -56,6 +56,8 @@ def test_zero_to_n_to_m_to_zero(tmp_path: Path) -> None:
         dev = host.paths.device(pci)
         assert all(link_basename(host.paths.device(v["pciAddress"]) / "physfn") == pci for v in st["Vfs"])
         assert json.loads(host.paths.pci_record(pci).read_text())["numVfs"] == 8
+        rule = (host.paths.root / f"etc/udev/rules.d/10-nm-disable-{pci}.rules").read_text()
+        assert "0x154c" in rule and "0x1889" in rule and pci in rule
         assert read_str(dev / "sriov_numvfs") == "8"
 
         # Nothing to do the second time.
@@ -75,6 +77,7 @@ def test_zero_to_n_to_m_to_zero(tmp_path: Path) -> None:
         st = pf_status(host, pci)
         assert "numVfs" not in st and st["mtu"] == 1500
         assert not host.paths.pci_record(pci).exists()
+        assert not (host.paths.root / f"etc/udev/rules.d/10-nm-disable-{pci}.rules").exists()
         assert not any(e.startswith("virtfn") for e in (p.name for p in dev.iterdir()))
 
 
@@ -109,8 +112,8 @@ def test_step_hook_sees_named_steps_in_upstream_order(tmp_path: Path) -> None:
         ap = applier(host, hook=lambda step, pf: seen.append((step, pf)))
         ap.apply([spec(pf0, 1, mtu=9000, groups=[netdev_group("0-0", 9000)])])
     steps = [s for s, _ in seen]
-    assert steps == [S.CHECK_TOTALVFS, S.CLEAR_NUMVFS, S.WRITE_NUMVFS, S.WAIT_VFS, S.SET_PF_MTU, S.WAIT_VF_NETDEV,
-                     S.SET_VF_MAC, S.BIND_DRIVER, S.SET_VF_MTU, S.LINK_UP, S.WRITE_RECORD]
+    # One VF in one netdevice group with an MTU walks every apply step exactly once, in order.
+    assert steps == list(S.APPLY_STEPS)
     assert {pf for _, pf in seen} == {pf0["pciAddress"]}
 
 
@@ -293,3 +296,11 @@ def test_simulated_root_without_running_simulator_is_refused(tmp_path: Path) -> 
 
     with pytest.raises(DiscoveryError, match="simulator is not running"):
         Host(sim.root)
+
+
+def test_switchdev_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["cx6dx:1"]) as (_sim, host):
+        pf0 = host.discover()[0]
+        with pytest.raises(ApplyError) as e:
+            applier(host).apply([spec(pf0, 2) | {"eSwitchMode": "switchdev"}])
+    assert (e.value.pf, e.value.step, e.value.errno) == (pf0["pciAddress"], S.SET_ESWITCH_MODE, errno.EOPNOTSUPP)
