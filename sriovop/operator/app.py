@@ -9,8 +9,9 @@ Shape (upstream's main.go, plus HA):
 - SIGTERM/SIGINT stop both managers, then the shutdown cleanup runs (operator/shutdown.py) and the
   process exits 0; a failing manager stops the other, the cleanup runs, and the process exits 1.
 
-The cleanup runs only in a replica that led (or when there is no election): a follower being rolled
-must not switch the leader's webhooks to Ignore underneath it.
+With an election, the cleanup runs in the leader after its controllers stopped and before it releases
+the Lease, and every write of the managers is fenced by the lease (operator/fencing.py): a follower
+being rolled, or a leader that lost its lease, never touches what the current leader manages.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sriovop.controllers.operator_config import OperatorConfigReconciler
 from sriovop.controllers.pool_config import PoolConfigReconciler
 from sriovop.logsetup import set_level
 from sriovop.operator.election import SharedElection
+from sriovop.operator.fencing import FencedClient
 from sriovop.operator.settings import OperatorSettings
 from sriovop.operator.shutdown import CleanupReport, cleanup
 from sriovop.runtime.client import Client
@@ -72,20 +74,22 @@ class Operator:
         self.client = Client(rest)
         self.recorder = EventRecorder(self.client, component=EVENT_COMPONENT)
         self.election: SharedElection | None = None
+        self.cleanup_report: CleanupReport | None = None
         if options.election.enabled:
             e = options.election
             self.election = SharedElection(
                 self.client, e.namespace or ns, e.lease_name, e.identity,
                 LeaderElectionConfig(lease_duration=e.lease_duration, renew_deadline=e.renew_deadline,
-                                     retry_period=e.retry_period, name=e.lease_name))
+                                     retry_period=e.retry_period, name=e.lease_name),
+                before_release=self._cleanup_while_leading)
         self.namespaced = Manager(
-            Client(rest), name="namespaced", namespaces={ns},
+            self._writer(rest, "namespaced"), name="namespaced", namespaces={ns},
             metrics_bind_address=options.metrics_bind_address,
             health_probe_bind_address=options.health_probe_bind_address,
             leader_elector=self.election.seam("namespaced") if self.election else None,
             graceful_shutdown_timeout=options.graceful_shutdown_timeout)
         self.cluster = Manager(
-            Client(rest), name="cluster", namespaces=None,
+            self._writer(rest, "cluster"), name="cluster", namespaces=None,
             leader_elector=self.election.seam("cluster") if self.election else None,
             graceful_shutdown_timeout=options.graceful_shutdown_timeout)
         if self.election is not None:
@@ -100,6 +104,12 @@ class Operator:
         self.stop_event = threading.Event()
         self.errors: list[tuple[str, BaseException]] = []
         self.stopped_by_signal = False
+
+    def _writer(self, rest: RestConfig, who: str) -> Client:
+        """The managers' server client; fenced by the lease when there is an election."""
+        if self.election is None:
+            return Client(rest)
+        return FencedClient(rest, self.election.may_write, who)
 
     def _wire(self, nics: SupportedNics) -> None:
         s, ns, rec = self.settings, self.settings.namespace, self.recorder
@@ -164,11 +174,18 @@ class Operator:
             log.error("shutdown cleanup incomplete", errors=report.errors)
         return 0
 
+    def _cleanup_while_leading(self) -> None:
+        self.cleanup_report = cleanup(self.client, self.settings.namespace)
+
     def cleanup(self) -> CleanupReport | None:
-        if self.election is not None and not self.election.ever_led.is_set():
-            log.info("never led: leaving webhooks and finalizers to the leader")
-            return None
-        return cleanup(self.client, self.settings.namespace)
+        """Without an election: clean up now. With one, the cleanup already ran just before the lease
+        was released (only if this replica was leading: a follower or a replica that lost the lease
+        must not undo the leader's webhooks)."""
+        if self.election is None:
+            return cleanup(self.client, self.settings.namespace)
+        if self.cleanup_report is None:
+            log.info("not leading at shutdown: leaving webhooks and finalizers to the leader")
+        return self.cleanup_report
 
 
 __all__ = ["ElectionOptions", "Operator", "OperatorOptions"]

@@ -43,11 +43,15 @@ class _Seam:
 
 class SharedElection:
     def __init__(self, client: Client, namespace: str, lease_name: str, identity: str,
-                 config: LeaderElectionConfig, expected_seams: int = 2) -> None:
+                 config: LeaderElectionConfig, expected_seams: int = 2,
+                 before_release: Callback | None = None) -> None:
+        """`before_release` runs once every manager stopped its leader work, while the lease is still
+        ours (the operator's shutdown cleanup), so a successor never sees it run after its start."""
         self.lock = LeaseLock(client, namespace, lease_name, identity)
         self.elector = LeaderElector(self.lock, config, on_started_leading=self._started,
                                      on_stopped_leading=self._stopped)
         self.expected = expected_seams
+        self.before_release = before_release
         self.done = threading.Event()
         self.ever_led = threading.Event()
         self._lock = threading.Lock()
@@ -98,6 +102,11 @@ class SharedElection:
             all_stopped = all(s.stopped for s in self._seams) and len(self._seams) >= self.expected
             thread = self._thread
         if all_stopped:
+            if self.before_release is not None and self.elector.is_leader():
+                try:
+                    self.before_release()
+                except Exception as exc:  # cleanup is best effort; the lease must still be released
+                    log.error("cleanup before releasing the lease failed", error=repr(exc))
             self._stop.set()
             if thread is not None:
                 thread.join(self.elector.config.renew_deadline + 2)

@@ -12,10 +12,16 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
+from sriovop.api.v1 import consts
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap
+from sriovop.render.webhook_configs import Endpoint, injector_webhook_config, operator_webhook_configs
 from sriovop.runtime.client import Client
-from sriovop.runtime.errors import Conflict
-from sriovop.runtime.kinds import CONFIG_MAP
+from sriovop.runtime.errors import Conflict, NotFound
+from sriovop.runtime.kinds import CONFIG_MAP, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION
+
+WEBHOOK_CONFIGS = [(VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
+                   (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
+                   (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME)]
 
 TEST_IMAGES = {
     "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE": "example.com/sriovop:test",
@@ -25,6 +31,30 @@ TEST_IMAGES = {
     "SRIOV_NETWORK_WEBHOOK_IMAGE": "example.com/sriovop:test",
     "NETWORK_RESOURCES_INJECTOR_IMAGE": "example.com/sriovop:test",
 }
+
+
+def install_failing_webhooks(client: Client) -> None:
+    """Our three configurations with failurePolicy Fail, confined to no namespace so that they never
+    get in the way of other writes on the shared API server."""
+    never = {"matchLabels": {"sriovop-test-never": "never"}}
+    endpoint = Endpoint.url("https://127.0.0.1:1", b"-----BEGIN CERTIFICATE-----\n")
+    validating, mutating = operator_webhook_configs(endpoint, namespace_selector=never)
+    injector = injector_webhook_config(endpoint, failure_policy="Fail", namespace_selector=never)
+    remove_webhooks(client)
+    for (kind, _name), obj in zip(WEBHOOK_CONFIGS, (validating, mutating, injector), strict=True):
+        client.create(kind, obj)
+
+
+def remove_webhooks(client: Client) -> None:
+    for kind, name in WEBHOOK_CONFIGS:
+        try:
+            client.delete(kind, name)
+        except NotFound:
+            pass
+
+
+def failure_policies(client: Client) -> list[str]:
+    return [hook["failurePolicy"] for kind, name in WEBHOOK_CONFIGS for hook in client.get(kind, name)["webhooks"]]
 
 
 def free_port() -> int:

@@ -4,7 +4,6 @@ their finalizer (networks elsewhere keep theirs), and the exit code is 0."""
 from __future__ import annotations
 
 import signal
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,39 +12,24 @@ import pytest
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK
-from sriovop.render.webhook_configs import Endpoint, injector_webhook_config, operator_webhook_configs
 from sriovop.runtime.client import Client
-from sriovop.runtime.errors import NotFound
-from sriovop.runtime.kinds import MUTATING_WEBHOOK_CONFIGURATION, NAMESPACE, VALIDATING_WEBHOOK_CONFIGURATION
+from sriovop.runtime.kinds import NAMESPACE
 from test.support.operator_drain import client_for, wait_for
-from test.support.operator_process import OperatorProcess, ensure_supported_nics
-
-CONFIGS = [(VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
-           (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
-           (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME)]
+from test.support.operator_process import (
+    OperatorProcess,
+    ensure_supported_nics,
+    failure_policies,
+    install_failing_webhooks,
+    remove_webhooks,
+)
 
 
 @pytest.fixture
 def webhook_configs(kubeconfig: Path) -> Iterator[Client]:
-    """Our three configurations with failurePolicy Fail, confined to no namespace so that they never
-    get in the way of other writes on the shared API server."""
     client = client_for(kubeconfig)
-    never = {"matchLabels": {"sriovop-test-never": uuid.uuid4().hex}}
-    endpoint = Endpoint.url("https://127.0.0.1:1", b"-----BEGIN CERTIFICATE-----\n")
-    validating, mutating = operator_webhook_configs(endpoint, namespace_selector=never)
-    injector = injector_webhook_config(endpoint, failure_policy="Fail", namespace_selector=never)
-    for (kind, _name), obj in zip(CONFIGS, (validating, mutating, injector), strict=True):
-        try:
-            client.delete(kind, obj["metadata"]["name"])
-        except NotFound:
-            pass
-        client.create(kind, obj)
+    install_failing_webhooks(client)
     yield client
-    for kind, name in CONFIGS:
-        try:
-            client.delete(kind, name)
-        except NotFound:
-            pass
+    remove_webhooks(client)
 
 
 def sriov_network(client: Client, namespace: str, name: str) -> dict[str, Any]:
@@ -88,9 +72,7 @@ def test_sigterm_sets_webhooks_to_ignore_and_drops_finalizers(
     for name in ("net-a", "net-b"):
         assert consts.NETATTDEF_FINALIZER not in finalizers(client, namespace, name)
     assert finalizers(client, other_ns, "elsewhere") == [consts.NETATTDEF_FINALIZER]
-    for kind, name in CONFIGS:
-        hooks = client.get(kind, name)["webhooks"]
-        assert hooks and all(h["failurePolicy"] == "Ignore" for h in hooks), (kind.kind, name, hooks)
+    assert failure_policies(client) == ["Ignore"] * 3
     client.patch(SRIOV_NETWORK, "elsewhere", {"metadata": {"finalizers": None}}, other_ns)
     client.delete(NAMESPACE, other_ns)
 
