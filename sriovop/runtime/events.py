@@ -4,8 +4,9 @@ Why this shape (client-go tools/record): recording an event must never slow down
 so `event()` only enqueues into a bounded queue (dropping, and counting, when full). A single writer
 thread then applies, in client-go's order:
   1. a spam filter - a token bucket per (object, reason), so a hot loop cannot flood etcd;
-  2. aggregation - more than `aggregate_max` distinct messages for the same (object, type, reason)
-     within `aggregate_window` collapse into one "(combined from similar events): ..." event;
+  2. aggregation - from the `aggregate_max`-th distinct message for the same (object, type, reason)
+     (with no gap over `aggregate_window`), events collapse into one "(combined from similar
+     events): <latest message>" Event whose count grows;
   3. deduplication - a repeat of an identical event PATCHes the existing Event's count and
      lastTimestamp instead of creating another object (client-go's EventCorrelator/eventLogger).
 
@@ -265,13 +266,14 @@ class EventRecorder:
         if not bucket.take(self._spam_qps, self._spam_burst, now):
             EVENTS_DROPPED.labels("rate_limited").inc()
             return
-        message = self._aggregate(ev, now)
-        key = (ev.ref, ev.type, ev.reason, message)
+        message, combined = self._aggregate(ev, now)
+        # All combined events of one (object, type, reason) share one Event, as in client-go.
+        key = (ev.ref, ev.type, ev.reason, COMBINED_PREFIX if combined else message)
         written = self._written.get(key)
         try:
             if written is not None:
                 self._written.move_to_end(key)
-                if self._bump(written, ev):
+                if self._bump(written, ev, message):
                     return
             self._written[key] = self._create(ev, message)
             self._trim(self._written)
@@ -279,18 +281,20 @@ class EventRecorder:
             EVENTS_DROPPED.labels("write_failed").inc()
             log.warning("event not written", reason=ev.reason, object=ev.ref.name, error=str(exc))
 
-    def _aggregate(self, ev: _Pending, now: float) -> str:
+    def _aggregate(self, ev: _Pending, now: float) -> tuple[str, bool]:
+        """client-go EventAggregator: from the `aggregate_max`-th distinct message for one
+        (object, type, reason), seen with gaps under `aggregate_window`, events are combined."""
         key = (ev.ref, ev.type, ev.reason)
-        started, messages = self._similar.get(key, (now, set()))
-        if now - started > self._aggregate_window:
-            started, messages = now, set()
+        last, messages = self._similar.get(key, (now, set()))
+        if now - last > self._aggregate_window:
+            messages = set()
         messages.add(ev.message)
-        self._similar[key] = (started, messages)
+        self._similar[key] = (now, messages)
         self._similar.move_to_end(key)
         self._trim(self._similar)
-        if len(messages) > self._aggregate_max:
-            return COMBINED_PREFIX + ev.message
-        return ev.message
+        if len(messages) >= self._aggregate_max:
+            return COMBINED_PREFIX + ev.message, True
+        return ev.message, False
 
     @_retry_transient
     def _patch(self, name: str, namespace: str, body: dict[str, Any]) -> None:
@@ -300,11 +304,11 @@ class EventRecorder:
     def _post(self, namespace: str, body: dict[str, Any]) -> None:
         self._client.create(EVENT, body, namespace=namespace)
 
-    def _bump(self, written: _Written, ev: _Pending) -> bool:
-        """PATCH count/lastTimestamp of an Event already written; False if it is gone (create anew)."""
+    def _bump(self, written: _Written, ev: _Pending, message: str) -> bool:
+        """PATCH count/lastTimestamp/message of an Event already written; False if it is gone."""
         try:
             self._patch(written.name, written.namespace,
-                        {"count": written.count + 1, "lastTimestamp": _rfc3339(ev.at)})
+                        {"count": written.count + 1, "lastTimestamp": _rfc3339(ev.at), "message": message})
         except NotFound:
             return False
         written.count += 1

@@ -100,19 +100,23 @@ def test_rate_limit_is_per_object_and_reason(client: Client, namespace: str,
 
 
 def test_similar_events_are_aggregated(client: Client, namespace: str, config_map: dict[str, Any]) -> None:
-    recorder = EventRecorder(client, "sriovop-test", aggregate_max=2)
+    recorder = EventRecorder(client, "sriovop-test", aggregate_max=3)
     try:
-        for i in range(5):
+        for i in range(6):
             recorder.event(config_map, "Warning", "Flapping", f"attempt {i}")
+        recorder.event(config_map, "Warning", "Flapping", "attempt 0")  # a repeat, but now combined too
+        recorder.event(config_map, "Normal", "Flapping", "other type: not combined")
         assert recorder.flush(30)
     finally:
         recorder.stop()
     events = _events_for(client, namespace, "subject")
     plain = sorted(e["message"] for e in events if not e["message"].startswith(COMBINED_PREFIX))
     combined = [e for e in events if e["message"].startswith(COMBINED_PREFIX)]
-    assert plain == ["attempt 0", "attempt 1"]
-    assert len(combined) == 3  # each new distinct message past the limit is its own combined event
-    assert all(e["count"] == 1 for e in combined)
+    assert plain == ["attempt 0", "attempt 1", "other type: not combined"]
+    [one] = combined  # from the 3rd distinct message on, one Event counts them all
+    assert one["count"] == 5
+    assert one["message"] == COMBINED_PREFIX + "attempt 0"
+    assert one["type"] == "Warning"
 
 
 def test_cluster_scoped_object_events_go_to_default(client: Client, namespace: str) -> None:
