@@ -119,6 +119,29 @@ class Netlink:
         with self._lock:
             self._call("set", index=self._index(pf_name), vf={"vf": vf, "mac": mac})
 
+    def vf_stats(self, pf_name: str) -> dict[int, dict[str, int]]:
+        """IFLA_VF_STATS of every VF of a PF, keyed by VF index (empty when the link has no VFs)."""
+        with self._lock:
+            try:
+                msgs = self._sock().link("get", ifname=pf_name, ext_mask=1)  # RTEXT_FILTER_VF
+            except NetlinkError:
+                return {}
+        out: dict[int, dict[str, int]] = {}
+        for msg in msgs:
+            vflist = msg.get_attr("IFLA_VFINFO_LIST")
+            if vflist is None:
+                continue
+            for info in vflist.get_attrs("IFLA_VF_INFO"):
+                mac = info.get_attr("IFLA_VF_MAC") or {}
+                stats = info.get_attr("IFLA_VF_STATS")
+                if stats is None or "vf" not in mac:
+                    continue
+                out[int(mac["vf"])] = {
+                    k[len("IFLA_VF_STATS_"):].lower(): int(v) for k, v in stats.get("attrs", [])
+                    if k.startswith("IFLA_VF_STATS_") and k != "IFLA_VF_STATS_PAD"
+                }
+        return out
+
     def _call(self, cmd: str, **kwargs: Any) -> None:
         try:
             self._sock().link(cmd, **kwargs)

@@ -269,6 +269,8 @@ class SimKernel:
         _write(net / "type", "1")
         _write(net / "flags", FLAGS_UP)
         _write(net / "operstate", "up")
+        for counter in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped"):
+            _write(net / "statistics" / counter, "0")
         _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
 
     def _drop_vf_netdev(self, pf: SimPf, vf: SimVf) -> None:
@@ -470,6 +472,15 @@ class SimKernel:
             garbage = values.pop("garbage_totalvfs", None)
             if garbage is not None:
                 _write(self.dev_dir(pf.pci) / "sriov_totalvfs", str(garbage))
+            for index, counters in (values.pop("vf_traffic", None) or {}).items():
+                # Traffic through a VF: bump its netdev's counters (what the NIC would count).
+                vf = pf.vfs.get(int(index))
+                net = self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "statistics" if vf else None
+                if net is None or not net.is_dir():
+                    raise KernelError(errno.ENODEV, f"VF {index} of {pf_pci} has no netdev")
+                for counter, delta in counters.items():
+                    path = net / counter
+                    _write(path, str(int(path.read_text()) + int(delta)))
             if values.pop("drop_pf_driver", False):
                 self._unbind(pf.pci)
             if values.pop("vanish_now", False):
