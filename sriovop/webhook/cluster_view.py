@@ -15,10 +15,10 @@ from typing import Any, Protocol
 import structlog
 
 from sriovop.api.v1 import consts, kinds
+from sriovop.api.v1.selectors import node_selector_matches as node_selected
+from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.errors import ApiError, NotFound
-from sriovop.webhook.nics import SupportedNics
-from sriovop.webhook.selection import node_selected
 
 log = structlog.get_logger(__name__)
 
@@ -64,7 +64,7 @@ class StaticClusterView:
         self._nads = {
             (n["metadata"].get("namespace", ""), n["metadata"]["name"]): n for n in nads
         }
-        self._nics = nics or SupportedNics()
+        self._nics = nics or SupportedNics(())
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
         return [n for n in self._nodes if node_selected(selector, _labels(n))]
@@ -119,7 +119,7 @@ class SupportedNicSource:
         self._fetch = fetch
         self._ttl = ttl
         self._lock = threading.Lock()
-        self._table = SupportedNics.from_configmap_data(fetch())
+        self._table = SupportedNics.from_configmap_data(_strings(fetch()))
         self._loaded_at = time.monotonic()
 
     def current(self) -> SupportedNics:
@@ -128,7 +128,7 @@ class SupportedNicSource:
         with self._lock:
             if time.monotonic() - self._loaded_at >= self._ttl:
                 try:
-                    self._table = SupportedNics.from_configmap_data(self._fetch())
+                    self._table = _lenient(self._fetch())
                 except (ApiError, OSError, ValueError) as exc:
                     log.warning("supported_nics_reload_failed", error=str(exc), kept=len(self._table))
                 self._loaded_at = time.monotonic()
@@ -136,10 +136,22 @@ class SupportedNicSource:
 
     def replace(self, data: Mapping[str, object]) -> None:
         """Install a table pushed by a watch (the informer-backed view)."""
-        table = SupportedNics.from_configmap_data(data)
+        table = _lenient(data)
         with self._lock:
             self._table = table
             self._loaded_at = time.monotonic()
+
+
+def _strings(data: Mapping[str, object]) -> dict[str, str]:
+    return {str(k): v if isinstance(v, str) else "" for k, v in data.items()}
+
+
+def _lenient(data: Mapping[str, object]) -> SupportedNics:
+    """After start a bad entry must not take the good ones away: skip it, say so, keep the rest."""
+    table = SupportedNics.from_configmap_data(_strings(data), strict=False)
+    for error in table.errors:
+        log.warning("supported_nic_entry_skipped", error=error)
+    return table
 
 
 def configmap_fetcher(reader: Reader, namespace: str) -> Callable[[], Mapping[str, object]]:

@@ -15,10 +15,10 @@ import structlog
 from prometheus_client import Counter, Histogram
 
 from sriovop.api.v1 import kinds
+from sriovop.api.v1.policydefaults import policy_defaults_patch
 from sriovop.webhook.admission import AdmissionRequest, BadReview, Verdict, parse_review, review_response
 from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.inject import mutate_pod
-from sriovop.webhook.mutate import policy_defaults_patch
 from sriovop.webhook.settings import WebhookSettings
 from sriovop.webhook.validate_configs import validate_operator_config, validate_pool_config
 from sriovop.webhook.validate_network import validate_network

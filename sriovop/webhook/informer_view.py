@@ -15,13 +15,13 @@ from typing import Any
 import structlog
 
 from sriovop.api.v1 import consts, kinds
+from sriovop.api.v1.selectors import node_selector_matches as node_selected
+from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.cache import FuncHandler, InformerFactory
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.webhook.cluster_view import Obj, SupportedNicSource, configmap_fetcher
-from sriovop.webhook.nics import SupportedNics
-from sriovop.webhook.selection import node_selected
 
 log = structlog.get_logger(__name__)
 

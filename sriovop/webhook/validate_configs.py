@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sriovop.api.v1 import consts
+from sriovop.api.v1.maxunavailable import MaxUnavailableError, validate_max_unavailable
 from sriovop.webhook.admission import AdmissionRequest, Denied, Verdict
 from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.fields import as_map, get_bool, get_int, get_map, get_str, get_str_list, loose_str
@@ -81,25 +82,6 @@ def _check_disable_drain_transition(request: AdmissionRequest, view: ClusterView
             )
 
 
-def parse_max_unavailable(value: Any) -> None:
-    """Accept what the drain controller can use: an integer >= 0 or "N%" with N in 1..100."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is neither an integer nor a percentage")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"negative number {value} is not allowed")
-        return
-    if not isinstance(value, str):
-        raise ValueError(f"{value!r} is neither an integer nor a percentage")
-    if not value.endswith("%"):
-        raise ValueError(f"invalid value {value!r}: a string must be a percentage such as '25%'")
-    digits = value[:-1]
-    if not digits.isascii() or not digits.isdigit():
-        raise ValueError(f"invalid value {value!r}: the percentage must be a whole number")
-    if not 1 <= int(digits) <= 100:
-        raise ValueError(f"invalid value {value!r}: the percentage must be between 1% and 100%")
-
-
 def _check_label_selector(selector: Any) -> None:
     if not isinstance(selector, dict):
         raise Denied("spec.nodeSelector", f"must be a label selector object, got {type(selector).__name__}")
@@ -145,8 +127,8 @@ def validate_pool_config(request: AdmissionRequest, view: ClusterView, settings:
             )
         if max_unavailable is not None:
             try:
-                parse_max_unavailable(max_unavailable)
-            except ValueError as exc:
+                validate_max_unavailable(max_unavailable)
+            except MaxUnavailableError as exc:
                 raise Denied("spec.maxUnavailable", f"invalid maxUnavailable: {exc}") from None
         if selector is not None:
             _check_label_selector(selector)

@@ -10,19 +10,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sriovop.api.v1 import consts
+from sriovop.api.v1.nicselector import interface_names, nic_selector_matches
+from sriovop.api.v1.pfnames import PfNameError, validate_pf_name
+from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.webhook.admission import AdmissionRequest, Denied, Verdict
 from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.fields import as_map, loose_int, loose_str
-from sriovop.webhook.nics import SupportedNics
 from sriovop.webhook.policy_spec import PolicySpec, parse_policy, parse_policy_leniently
-from sriovop.webhook.selection import (
-    PfName,
-    PfNameError,
-    iface_names,
-    nic_selector_mismatch,
-    parse_pf_name,
-    ranges_overlap,
-)
+from sriovop.webhook.selection import PfName, explain_mismatch, parse_pf_name, ranges_overlap
 from sriovop.webhook.settings import WebhookSettings
 
 _RESOURCE_NAME = re.compile(consts.RESOURCE_NAME_PATTERN)
@@ -85,15 +80,9 @@ def static_checks(p: PolicySpec, nics: SupportedNics, dev_mode: bool) -> None:
         _check_supported_selector(p, nics)
     for i, entry in enumerate(p.nic.pf_names):
         try:
-            pf = parse_pf_name(entry)
+            validate_pf_name(entry, p.num_vfs)
         except PfNameError as exc:
             raise Denied(f"spec.nicSelector.pfNames[{i}]", str(exc)) from None
-        if pf.has_range and not pf.last < p.num_vfs:
-            raise Denied(
-                f"spec.nicSelector.pfNames[{i}]",
-                f"failed to parse {entry} PF name nicSelector, end range exceeds the maximum VF index "
-                f"(the last VF index is numVfs-1 = {p.num_vfs - 1})",
-            )
     if p.device_type == consts.DEVICE_TYPE_VFIO_PCI and p.is_rdma:
         raise Denied(
             "spec.isRdma",
@@ -205,9 +194,9 @@ def interface_unselected_reason(
     selector: Mapping[str, Any] | None = None,
 ) -> str | None:
     """None when the policy selects this NodeState interface (selector match and a supported model)."""
-    reason = nic_selector_mismatch(p.nic.as_dict() if selector is None else selector, iface)
-    if reason:
-        return reason
+    selector = p.nic.as_dict() if selector is None else selector
+    if not nic_selector_matches(selector, iface):
+        return explain_mismatch(selector, iface)
     vendor, device = loose_str(iface.get("vendor")), loose_str(iface.get("deviceID"))
     if dev_mode or nics.is_supported_model(vendor, device):
         return None
@@ -312,7 +301,7 @@ def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for iface in interfaces:
         real = loose_str(iface.get("name"))
-        for name in iface_names(iface):
+        for name in interface_names(iface):
             out.setdefault(name, real or name)
     return out
 

@@ -7,8 +7,8 @@ import json
 import uuid
 from typing import Any
 
+from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.webhook.cluster_view import StaticClusterView
-from sriovop.webhook.nics import SupportedNics
 from sriovop.webhook.settings import WebhookSettings
 
 OPERATOR_NS = "sriov-network-operator"

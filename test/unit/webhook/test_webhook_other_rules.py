@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from sriovop.api.v1.policydefaults import policy_defaults_patch
 from sriovop.webhook.cluster_view import StaticClusterView
 from sriovop.webhook.handler import MUTATING_PATH, VALIDATING_PATH, AdmissionHandler
-from sriovop.webhook.mutate import policy_defaults_patch
 from test.support.webhook_objects import API, NICS, OPERATOR_NS, SETTINGS, node, node_state, policy, review
 
 
@@ -74,11 +74,11 @@ def test_operator_config_fields(spec: dict[str, Any], field: str, fragment: str)
      "can't have both parallel configuration"),
     ({"nodeSelector": {}, "ovsHardwareOffloadConfig": {"name": "mcp"}}, "spec.ovsHardwareOffloadConfig",
      "can't have both"),
-    ({"maxUnavailable": -1}, "spec.maxUnavailable", "negative number -1 is not allowed"),
+    ({"maxUnavailable": -1}, "spec.maxUnavailable", "negative numbers are not allowed"),
     ({"maxUnavailable": "10"}, "spec.maxUnavailable", "must be a percentage"),
     ({"maxUnavailable": "0%"}, "spec.maxUnavailable", "between 1% and 100%"),
     ({"maxUnavailable": "101%"}, "spec.maxUnavailable", "between 1% and 100%"),
-    ({"maxUnavailable": "1.5%"}, "spec.maxUnavailable", "whole number"),
+    ({"maxUnavailable": "1.5%"}, "spec.maxUnavailable", "is not an integer percentage"),
     ({"nodeSelector": {"matchExpressions": [{"key": "a", "operator": "Has"}]}},
      "spec.nodeSelector.matchExpressions[0].operator", "unsupported operator 'Has'"),
     ({"nodeSelector": {"matchExpressions": [{"key": "a", "operator": "In"}]}},
