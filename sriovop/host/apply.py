@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno as errno_mod
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -41,6 +42,8 @@ class ApplyOptions:
     mtu_attempts: int = 10
     mtu_retry_wait: float = 1.0
     default_mtu: int = 1500
+    #: Configure PFs concurrently (the parallelNicConfig feature gate).
+    parallel: bool = False
 
 
 @dataclass
@@ -73,9 +76,13 @@ class Applier:
             errs = [ApplyError(s["pciAddress"], S.FIND_PF, "PF is not present on the host (or not a supported "
                                                            "SR-IOV NIC)") for s in plan.missing]
             raise errs[0] if len(errs) == 1 else ApplyErrors(errs)
-        for spec, status in plan.configure:
-            self.configure_pf(spec, status)
-            result.configured.append(spec["pciAddress"])
+        if self.options.parallel and len(plan.configure) > 1:
+            self._configure_parallel(plan, result)
+        else:
+            # Sequential (upstream's default): stop at the first failing PF.
+            for spec, status in plan.configure:
+                self.configure_pf(spec, status)
+                result.configured.append(spec["pciAddress"])
         for spec, _status in plan.unchanged:
             self.host.records.save(spec["pciAddress"], spec)
             result.unchanged.append(spec["pciAddress"])
@@ -83,6 +90,21 @@ class Applier:
             if self.reset_pf(status):
                 result.reset.append(status["pciAddress"])
         return result
+
+    def _configure_parallel(self, plan: Plan, result: ApplyResult) -> None:
+        """parallelNicConfig: every PF at once; all failures are reported together."""
+        errors: list[ApplyError] = []
+        with ThreadPoolExecutor(max_workers=min(8, len(plan.configure)), thread_name_prefix="pf-apply") as pool:
+            futures = {pool.submit(self.configure_pf, spec, status): spec["pciAddress"]
+                       for spec, status in plan.configure}
+            for future, pf in futures.items():
+                try:
+                    future.result()
+                    result.configured.append(pf)
+                except ApplyError as e:
+                    errors.append(e)
+        if errors:
+            raise errors[0] if len(errors) == 1 else ApplyErrors(errors)
 
     # --- one PF -------------------------------------------------------------------------------
     def _step(self, step: str, pf: str, fn: Callable[[], T]) -> T:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sriovop.host import ApplyError, Host
+from sriovop.host import ApplyError, ApplyErrors, Host, HostError
 from sriovop.host import steps as S
 from sriovop.host.kargs import PCI_REALLOC
 from sriovop.host.sysfs import link_basename, read_str
@@ -304,3 +304,24 @@ def test_switchdev_is_refused_with_a_clear_error(tmp_path: Path) -> None:
         with pytest.raises(ApplyError) as e:
             applier(host).apply([spec(pf0, 2) | {"eSwitchMode": "switchdev"}])
     assert (e.value.pf, e.value.step, e.value.errno) == (pf0["pciAddress"], S.SET_ESWITCH_MODE, errno.EOPNOTSUPP)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_sequential_stops_at_first_failure_parallel_reports_all(tmp_path: Path, parallel: bool) -> None:
+    with sim_host(tmp_path, ["xxv710", "e810:1"]) as (sim, host):
+        a, b, c = host.discover()
+        sim.fault(a["pciAddress"], refuse_bind=["vfio-pci"])
+        sim.fault(c["pciAddress"], enomem=True)
+        options = FAST.__class__(**{**FAST.__dict__, "parallel": parallel})
+        wanted = [spec(a, 2, groups=[vfio_group("0-1")]), spec(b, 2, groups=[netdev_group("0-1")]), spec(c, 2)]
+        with pytest.raises(HostError) as e:
+            applier(host, options=options).apply(wanted)
+        configured_b = pf_status(host, b["pciAddress"]).get("numVfs", 0)
+    if parallel:
+        assert isinstance(e.value, ApplyErrors)
+        assert sorted((x.pf, x.step) for x in e.value.errors) == [
+            (a["pciAddress"], S.BIND_DRIVER), (c["pciAddress"], S.WRITE_NUMVFS)]
+        assert configured_b == 2
+    else:
+        assert isinstance(e.value, ApplyError) and e.value.pf == a["pciAddress"]
+        assert configured_b == 0

@@ -38,6 +38,7 @@ def test_mtu_up_down_mac_and_alt_names(veth_ns: str) -> None:
         assert (after.mtu, after.admin_up, after.mac) == (9000, True, "02:11:22:33:44:55")
         assert after.alt_names == ("enp99s0f0np0",)
 
+        assert nl.vf_stats("tpf0") == {}  # veth has no VFs
         nl.set_down("tpf0")
         dumped = nl.links()
         assert set(dumped) >= {"lo", "tpf0", "tpf0peer"}
