@@ -178,8 +178,11 @@ class DrainReconciler:
                 pool = find_node_pool(node, pools, nodes)
                 limit = pool.limit()
             except (PoolLookupError, ValueError) as exc:
+                # A configuration mistake, not a transient failure: say so and look again at the
+                # normal pace (an exponential retry would wait for hours once the pools are fixed).
+                log.warning("cannot find the node's pool; not draining", node=name, error=str(exc))
                 self._event(state, REASON_POOL_CONFLICT, f"cannot start draining node {name}: {exc}")
-                raise
+                return Result(requeue_after=self.requeue_after)
             members = set(pool.nodes)
             states = self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)
             draining = sorted(_name(s) for s in states if _name(s) in members
