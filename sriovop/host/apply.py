@@ -335,10 +335,14 @@ class Applier:
         self.udev.remove(pf)
         if int(status.get("numVfs") or 0) > 0:
             self._step(S.RESET_NUMVFS, pf, lambda: self._reset_numvfs(pf))
-            name = status.get("name", "")
-            if name and (status.get("linkType") or "ETH") == "ETH":
-                initial = self.host.checkpoint.interface(pf) or {}
-                mtu = int(initial.get("mtu") or self.options.default_mtu)
+        # Upstream restores the MTU only while VFs exist; checking the MTU itself also finishes a reset
+        # that was interrupted between the two steps (the record is only removed last).
+        name = status.get("name", "")
+        record = records.load(pf) or {}
+        if name and record.get("mtu") and (status.get("linkType") or "ETH") == "ETH":
+            initial = self.host.checkpoint.interface(pf) or {}
+            mtu = int(initial.get("mtu") or self.options.default_mtu)
+            if int(status.get("mtu") or 0) != mtu:
                 self._step(S.RESTORE_MTU, pf, lambda: self._retry(lambda: self.host.netlink.set_mtu(name, mtu)))
         self._step(S.REMOVE_RECORD, pf, lambda: records.remove(pf))
         return True

@@ -325,3 +325,25 @@ def test_sequential_stops_at_first_failure_parallel_reports_all(tmp_path: Path, 
     else:
         assert isinstance(e.value, ApplyError) and e.value.pf == a["pciAddress"]
         assert configured_b == 0
+
+
+def test_externally_managed_pf_is_checked_not_created(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["xxv710:1"]) as (_sim, host):
+        pf0 = host.discover()[0]
+        pci = pf0["pciAddress"]
+        ap = applier(host)
+        external = spec(pf0, 4, groups=[netdev_group("0-3")]) | {"externallyManaged": True}
+        with pytest.raises(ApplyError) as e:
+            ap.apply([external])
+        assert (e.value.pf, e.value.step) == (pci, S.CHECK_EXTERNAL)
+        assert "has 0 VFs, the spec asks for 4" in e.value.reason
+        host.io.write(host.paths.device(pci) / "sriov_numvfs", "6")  # the admin created them
+        seen: list[str] = []
+        applier(host, hook=lambda step, _pf: seen.append(step)).apply([external])
+        assert S.WRITE_NUMVFS not in seen and S.CLEAR_NUMVFS not in seen
+        st = pf_status(host, pci)
+        assert st["numVfs"] == 6 and st["externallyManaged"] is True
+        # Leaving the spec: the operator forgets the PF but leaves the admin's VFs alone.
+        assert ap.apply([]).reset == []
+        st = pf_status(host, pci)
+        assert st["numVfs"] == 6 and "externallyManaged" not in st

@@ -103,3 +103,18 @@ def test_faults_injected_from_another_process(sim_process: tuple[Path, dict]) ->
     SimControl(root).fault(pf["pciAddress"], enomem=False)
     res = run_apply(root, [{"pciAddress": pf["pciAddress"], "name": pf["name"], "numVfs": 2}])
     assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("step", S.RESET_STEPS)
+def test_reset_killed_at_step_then_restarted_converges(sim_process: tuple[Path, dict], step: str) -> None:
+    root, desc = sim_process
+    spec = full_spec(desc)
+    assert run_apply(root, spec).returncode == 0
+    crashed = run_apply(root, [], crash_at=step)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    again = run_apply(root, [])
+    assert again.returncode == 0, again.stderr
+    with Host(root) as host:
+        st = pf_status(host, spec[0]["pciAddress"])
+        assert "numVfs" not in st and st["mtu"] == 1500
+        assert not host.records.exists(spec[0]["pciAddress"])
