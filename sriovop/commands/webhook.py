@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import threading
 from pathlib import Path
 from types import FrameType
@@ -24,6 +25,11 @@ log = structlog.get_logger(__name__)
               help="PEM serving certificate (chain) the API server trusts through the caBundle.")
 @click.option("--tls-private-key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               required=True, help="PEM private key of the serving certificate.")
+@click.option("--tls-min-version", type=click.Choice(["VersionTLS12", "VersionTLS13"]),
+              default=lambda: os.environ.get("TLS_MIN_VERSION") or "VersionTLS12",
+              help="Lowest TLS version accepted (env TLS_MIN_VERSION).  [default: VersionTLS12]")
+@click.option("--tls-cipher-suites", default=lambda: os.environ.get("TLS_CIPHER_SUITES") or None,
+              help="OpenSSL cipher list for TLS 1.2 connections (env TLS_CIPHER_SUITES).")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
               help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
 @click.option("--namespace", default=None, help="Operator namespace (default: $NAMESPACE).")
@@ -33,12 +39,14 @@ log = structlog.get_logger(__name__)
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
 @click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
-def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, kubeconfig: str | None,
-            namespace: str | None, cache: bool, log_level: str, log_format: str) -> None:
+def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, tls_min_version: str,
+            tls_cipher_suites: str | None, kubeconfig: str | None, namespace: str | None, cache: bool,
+            log_level: str, log_format: str) -> None:
     """Serve the admission webhooks over HTTPS.
 
     Routes: /mutating-custom-resource (policy defaults), /validating-custom-resource (policies, operator
-    config, pool configs, networks), /mutate (pod resource injection), /readyz.
+    config, pool configs, networks), /mutate (pod resource injection), /readyz, /metrics.
+    The serving certificate is re-read when its files change (certificate rotation).
     Environment: NAMESPACE, RESOURCE_PREFIX (default openshift.io), DEV_MODE=TRUE admits unsupported NICs.
     """
     configure_logging(log_level, "console" if log_format == "console" else "json")
@@ -47,16 +55,17 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     from sriovop.webhook.cluster_view import ClientClusterView
     from sriovop.webhook.handler import AdmissionHandler
     from sriovop.webhook.informer_view import InformerClusterView
-    from sriovop.webhook.server import WebhookServer, server_ssl_context, tune_process
+    from sriovop.webhook.server import WebhookServer, tune_process
     from sriovop.webhook.settings import WebhookSettings
+    from sriovop.webhook.tls import CertReloader, server_ssl_context
 
     try:
         settings = WebhookSettings.from_env(namespace)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        ssl_context = server_ssl_context(tls_cert_file, tls_private_key_file)
-    except (OSError, ValueError) as exc:
+        ssl_context = server_ssl_context(tls_cert_file, tls_private_key_file, tls_min_version, tls_cipher_suites)
+    except (OSError, ValueError, ssl.SSLError) as exc:
         raise click.ClickException(f"cannot load the TLS certificate/key: {exc}") from None
     try:
         client = Client(load_config(kubeconfig))
@@ -84,6 +93,8 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     tune_process()
+    reloader = CertReloader(ssl_context, tls_cert_file, tls_private_key_file)
+    reloader.start()
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     log.info("webhook_serving", address=bind_address, port=server.port, namespace=settings.namespace,
@@ -93,6 +104,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         server.serve_forever(poll_interval=0.2)
     finally:
         server.server_close()
+        reloader.stop()
         if informer_view is not None:
             informer_view.stop()
     log.info("webhook_stopped")

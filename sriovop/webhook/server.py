@@ -12,12 +12,15 @@ import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from sriovop.webhook.handler import AdmissionHandler
+from sriovop.webhook.tls import server_ssl_context
+
+__all__ = ["MAX_BODY_BYTES", "WebhookServer", "server_ssl_context", "tune_process"]
 
 log = structlog.get_logger(__name__)
 
@@ -26,6 +29,7 @@ MAX_BODY_BYTES = 3 * 1024 * 1024
 #: An oversized body up to this size is read and dropped before answering 400; beyond it we just close.
 DRAIN_LIMIT_BYTES = 16 * 1024 * 1024
 READYZ_PATH = "/readyz"
+METRICS_PATH = "/metrics"
 HEALTHZ_PATH = "/healthz"
 
 
@@ -33,14 +37,6 @@ def tune_process() -> None:
     """Shorter GIL hand-offs: requests are ~1 ms of Python each, and with the default 5 ms switch
     interval one busy handler thread makes every other in-flight request wait behind it."""
     sys.setswitchinterval(0.0005)
-
-
-def server_ssl_context(cert_file: str | Path, key_file: str | Path) -> ssl.SSLContext:
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    ctx.load_cert_chain(str(cert_file), str(key_file))
-    ctx.set_alpn_protocols(["http/1.1"])
-    return ctx
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -86,6 +82,13 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         if path in (READYZ_PATH, HEALTHZ_PATH):
             self._send(200, "ok")
+        elif path == METRICS_PATH:
+            data = generate_latest()
+            self.send_response(200)
+            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         else:
             self._send(404, {"error": f"no GET endpoint at {path}"})
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from sriovop.webhook.handler import MUTATING_PATH, POD_MUTATING_PATH, VALIDATING_PATH
-from sriovop.webhook.server import MAX_BODY_BYTES
+from sriovop.devcluster.certs import CertificateAuthority
+from sriovop.webhook.handler import MUTATING_PATH, POD_MUTATING_PATH, VALIDATING_PATH, AdmissionHandler
+from sriovop.webhook.server import MAX_BODY_BYTES, WebhookServer
+from sriovop.webhook.tls import CertReloader, server_ssl_context
 from test.support.webhook_objects import SETTINGS, default_cluster, policy, review
 from test.support.webhook_server import Running, running_webhook
 
@@ -102,3 +107,55 @@ def test_concurrent_requests_on_kept_alive_connections(hook: Running) -> None:
     for t in threads:
         t.join(60)
     assert not failures, failures[:3]
+
+
+def test_metrics_count_outcomes(hook: Running) -> None:
+    hook.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", policy(numVfs=65)))
+    conn = hook.connection()
+    conn.request("GET", "/metrics")
+    response = conn.getresponse()
+    text = response.read().decode()
+    assert response.status == 200
+    assert 'sriovop_webhook_requests_total{outcome="denied",path="/validating-custom-resource"}' in text
+
+
+def _handshake(port: int, ca_pem: bytes, max_version: ssl.TLSVersion | None = None) -> str:
+    ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    if max_version is not None:
+        ctx.maximum_version = max_version
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        return str(tls.version())
+
+
+def test_tls13_floor_and_certificate_rotation(tmp_path: Path) -> None:
+    first, second = CertificateAuthority("first-ca"), CertificateAuthority("second-ca")
+    cert, key = first.issue_server(["127.0.0.1"]).write(tmp_path, "serving")
+    ctx = server_ssl_context(cert, key, "VersionTLS13")
+    server = WebhookServer(("127.0.0.1", 0), AdmissionHandler(default_cluster(), SETTINGS), ctx)
+    server.start_background()
+    try:
+        assert _handshake(server.port, first.cert_pem) == "TLSv1.3"
+        with pytest.raises(ssl.SSLError):
+            _handshake(server.port, first.cert_pem, ssl.TLSVersion.TLSv1_2)
+        reloader = CertReloader(ctx, cert, key, interval=3600)
+        assert reloader.check() is False  # nothing changed yet
+        rotated = second.issue_server(["127.0.0.1"])
+        key.write_bytes(rotated.key_pem)
+        cert.write_bytes(rotated.cert_pem)
+        os.utime(cert, (time.time() + 5, time.time() + 5))
+        assert reloader.check() is True
+        assert _handshake(server.port, second.cert_pem) == "TLSv1.3"
+        with pytest.raises(ssl.SSLCertVerificationError):
+            _handshake(server.port, first.cert_pem)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_bad_tls_settings_are_refused(tmp_path: Path) -> None:
+    cert, key = CertificateAuthority().issue_server(["127.0.0.1"]).write(tmp_path, "serving")
+    with pytest.raises(ValueError, match="VersionTLS10"):
+        server_ssl_context(cert, key, "VersionTLS10")
+    with pytest.raises(ValueError, match="no usable cipher"):
+        server_ssl_context(cert, key, ciphers="NOT-A-CIPHER")
