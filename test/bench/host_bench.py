@@ -19,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -63,7 +64,7 @@ def raw_scan(host: Host) -> int:
     return n
 
 
-def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
+def timed(fn: Callable[[], object], runs: int) -> list[float]:
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
