@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,21 @@ from typing import Any
 import pytest
 
 from sriovop.api.v1 import consts
-from sriovop.api.v1.kinds import SRIOV_NETWORK
+from sriovop.api.v1.kinds import SRIOV_NETWORK, SRIOV_NETWORK_NODE_STATE
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
-from sriovop.runtime.kinds import LEASE
-from test.support.operator_drain import client_for, wait_for
+from sriovop.runtime.kinds import LEASE, NODE, POD
+from test.support.kubelet import FakeKubelet
+from test.support.operator_drain import (
+    annotation,
+    client_for,
+    create_node,
+    create_node_state,
+    create_pod,
+    create_pool,
+    request_drain,
+    wait_for,
+)
 from test.support.operator_process import (
     OperatorProcess,
     ensure_supported_nics,
@@ -106,3 +117,32 @@ def test_a_failing_manager_stops_the_process_with_exit_1_after_cleanup(
     assert code == 1, log
     assert "manager failed" in log
     assert failure_policies(client) == ["Ignore"] * 3
+
+
+def test_the_operator_process_drains_through_its_uncached_drain_controller(
+        client: Client, kubeconfig: Path, namespace: str, tmp_path: Path) -> None:
+    """The wiring of the real process: a drain request is answered (cordon, eviction, DrainComplete,
+    uncordon on Idle) by `sriovop operator` itself."""
+    tag = uuid.uuid4().hex[:8]
+    node = f"proc-{tag}"
+    create_node(client, node, {"proc": tag})
+    create_node_state(client, namespace, node)
+    create_pool(client, namespace, "proc", {"proc": tag}, 1)
+    create_pod(client, namespace, "vf-user", node, sriov=True)
+    op = OperatorProcess(kubeconfig, namespace, tmp_path / "op.log")
+    try:
+        with FakeKubelet(client, namespace):
+            op.wait_ready()
+            request_drain(client, namespace, node)
+            wait_for(lambda: annotation(client.get(SRIOV_NETWORK_NODE_STATE, node, namespace),
+                                        consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_COMPLETE,
+                     60, "DrainComplete from the operator process")
+            assert client.get(NODE, node)["spec"]["unschedulable"] is True
+            with pytest.raises(NotFound):
+                client.get(POD, "vf-user", namespace)
+            request_drain(client, namespace, node, consts.DRAIN_IDLE)
+            wait_for(lambda: not client.get(NODE, node)["spec"].get("unschedulable"), 60, "the node uncordoned")
+        assert op.terminate(signal.SIGTERM) == 0, op.log_tail()
+    finally:
+        op.stop()
+    client.delete(NODE, node)
