@@ -82,10 +82,22 @@ def _webhook(name: str, endpoint: Endpoint, path: str, rules: list[Obj], failure
     return hook
 
 
-def _config(kind: str, name: str, hooks: list[Obj], labels: Mapping[str, str] | None) -> Obj:
+#: Annotations that make a CA injector fill in caBundle: OpenShift's service CA, or cert-manager's
+#: (`cert_manager_ca_from("<ns>/<certificate>")`).
+OPENSHIFT_INJECT_CABUNDLE = {"service.beta.openshift.io/inject-cabundle": "true"}
+
+
+def cert_manager_ca_from(namespace_and_certificate: str) -> dict[str, str]:
+    return {"cert-manager.io/inject-ca-from": namespace_and_certificate}
+
+
+def _config(kind: str, name: str, hooks: list[Obj], labels: Mapping[str, str] | None,
+            annotations: Mapping[str, str] | None = None) -> Obj:
     meta: Obj = {"name": name}
     if labels:
         meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
     return {"apiVersion": ADMISSION_API, "kind": kind, "metadata": meta, "webhooks": hooks}
 
 
@@ -97,6 +109,7 @@ def operator_webhook_configs(
     namespace_selector: Mapping[str, Any] | None = None,
     object_selector: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> tuple[Obj, Obj]:
     """(ValidatingWebhookConfiguration, MutatingWebhookConfiguration), both named `name`.
 
@@ -118,8 +131,8 @@ def operator_webhook_configs(
     )
     mutating["reinvocationPolicy"] = "Never"
     return (
-        _config("ValidatingWebhookConfiguration", name, [validating], labels),
-        _config("MutatingWebhookConfiguration", name, [mutating], labels),
+        _config("ValidatingWebhookConfiguration", name, [validating], labels, annotations),
+        _config("MutatingWebhookConfiguration", name, [mutating], labels, annotations),
     )
 
 
@@ -132,6 +145,7 @@ def injector_webhook_config(
     namespace_selector: Mapping[str, Any] | None = None,
     object_selector: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> Obj:
     """The pod injector's MutatingWebhookConfiguration: `Ignore` by default so pods are still admitted
     when the injector is down; with the `resourceInjectorMatchCondition` gate `Fail`, but only called
@@ -149,7 +163,7 @@ def injector_webhook_config(
             "expression": f"has(object.metadata.annotations) && '{consts.POD_NETWORKS_ANNOTATION}' in "
                           "object.metadata.annotations",
         }]
-    return _config("MutatingWebhookConfiguration", name, [hook], labels)
+    return _config("MutatingWebhookConfiguration", name, [hook], labels, annotations)
 
 
 def with_failure_policy(config: Mapping[str, Any], failure_policy: FailurePolicy) -> Obj:

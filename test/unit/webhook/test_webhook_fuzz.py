@@ -4,6 +4,7 @@ and every 200 is an AdmissionReview that allows or denies with a message."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -96,6 +97,9 @@ def _view() -> Any:
 HANDLER = AdmissionHandler(_view(), SETTINGS)
 
 
+DENIAL = re.compile(r'^\w+ "[^"]*" is invalid: [\w.\[\]/-]+: \S')
+
+
 def check_answer(status: int, body: Any) -> None:
     assert status in (200, 400, 404), (status, body)
     if status != 200:
@@ -108,6 +112,7 @@ def check_answer(status: int, body: Any) -> None:
         message = response["status"]["message"]
         assert isinstance(message, str) and message
         assert "failed to judge" not in message, message  # a crash inside a rule is a bug
+        assert DENIAL.match(message), message  # names the object, the field and the reason
     json.dumps(body)
 
 

@@ -65,6 +65,18 @@ def test_failure_policy_flip_for_shutdown() -> None:
     assert validating["webhooks"][0]["failurePolicy"] == "Fail"
 
 
+def test_ca_injection_annotations() -> None:
+    validating, mutating = wc.operator_webhook_configs(
+        wc.Endpoint.service("s", "ns"), annotations=wc.cert_manager_ca_from("ns/operator-webhook-cert"))
+    for cfg in (validating, mutating):
+        assert cfg["metadata"]["annotations"] == {"cert-manager.io/inject-ca-from": "ns/operator-webhook-cert"}
+        assert "caBundle" not in cfg["webhooks"][0]["clientConfig"]
+    injector = wc.injector_webhook_config(wc.Endpoint.service(wc.INJECTOR_SERVICE, "ns"),
+                                          annotations=wc.OPENSHIFT_INJECT_CABUNDLE)
+    assert injector["metadata"]["annotations"] == {"service.beta.openshift.io/inject-cabundle": "true"}
+    assert injector["webhooks"][0]["clientConfig"]["service"]["name"] == "network-resources-injector-service"
+
+
 def test_url_endpoint_must_be_https() -> None:
     with pytest.raises(ValueError, match="must start with https://"):
         wc.Endpoint.url("http://127.0.0.1", b"CA")
