@@ -27,6 +27,9 @@ if [ -f "$OUT" ]; then
   exit 0
 fi
 
+vm_lock
+[ -f "$OUT" ] && { echo "$OUT"; exit 0; }
+
 # modules.dep lists each module's transitive dependencies, deepest last: loading the list reversed, then
 # the module itself, is modprobe's order. Builtin modules have no entry and need nothing.
 load_order() {
@@ -47,15 +50,16 @@ load_order() {
 }
 
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+trap 'rm -rf "$W" "$W.cpio.gz"' EXIT
 mkdir -p "$W"/{bin,dev,proc,sys,lib/modules,run,tmp}
 cp "$BUSYBOX" "$W/bin/busybox"
 cp "$HERE/init.sh" "$W/init" && chmod 755 "$W/init"
 
 pack_list() {  # list-name modules...
-  local name=$1 rel base; shift
+  local name=$1 rel base order; shift
   : > "$W/lib/modules/$name"
-  for rel in $(load_order "$@"); do
+  order=$(load_order "$@") || exit 1   # a die() inside $(...) only leaves the subshell
+  for rel in $order; do
     base=$(basename "$rel"); base=${base%.xz}; base=${base%.zst}; base=${base%.gz}
     case $rel in
       *.xz) xz -dc "$MODDIR/$rel" > "$W/lib/modules/$base" ;;
@@ -74,7 +78,7 @@ mv "$W/lib/modules/nic.tmp" "$W/lib/modules/nic.list"
 step "modules ($KVER): $(tr '\n' ' ' < "$W/lib/modules/base.list")| $(tr '\n' ' ' < "$W/lib/modules/nic.list")"
 
 mkdir -p "$(dirname "$OUT")"
-(cd "$W" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) > "$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
+(cd "$W" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) > "$W.cpio.gz"
+mv "$W.cpio.gz" "$OUT"
 step "built $OUT ($(du -h "$OUT" | cut -f1))"
 echo "$OUT"

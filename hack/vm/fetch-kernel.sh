@@ -12,6 +12,7 @@ set -euo pipefail
 
 KDIR=$VM_CACHE/kernel
 PKG=${SRIOVOP_VM_KERNEL_PACKAGE:-}
+DEFAULT=; [ -z "$PKG" ] && DEFAULT=1
 
 if [ -z "$PKG" ] && [ -z "${SRIOVOP_VM_REFRESH:-}" ] && [ -f "$KDIR/current/.complete" ]; then
   step "cached: $(readlink "$KDIR/current")"
@@ -39,6 +40,7 @@ case $PKG in
 esac
 
 OUT=$KDIR/$PKG
+[ -f "$OUT/.complete" ] || vm_lock
 if [ ! -f "$OUT/.complete" ]; then
   W=$(mktemp -d "$KDIR.tmp.XXXXXX" 2>/dev/null || { mkdir -p "$KDIR"; mktemp -d "$KDIR.tmp.XXXXXX"; })
   trap 'rm -rf "$W"' EXIT
@@ -66,5 +68,6 @@ if [ ! -f "$OUT/.complete" ]; then
   touch "$OUT/.complete"
   step "unpacked $KVER into $OUT ($(du -sh "$OUT" | cut -f1))"
 fi
-ln -sfn "$PKG" "$KDIR/current"
+# `current` follows the default kernel only; an explicit SRIOVOP_VM_KERNEL_PACKAGE does not move it.
+[ -n "$DEFAULT" ] && ln -sfn "$PKG" "$KDIR/current"
 echo "$OUT"

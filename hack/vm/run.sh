@@ -38,7 +38,7 @@ done
 case $IGB in [0-4]) ;; *) die "--igb: expected 0..4, got '$IGB'" ;; esac
 case $PORT in ''|[0-9]*) ;; *) die "--apiserver: expected a TCP port, got '$PORT'" ;; esac
 
-KDIR=$("$HERE/setup.sh")
+KDIR=$("$HERE/setup.sh")   # honours SRIOVOP_VM_KERNEL_PACKAGE (e.g. the bpo 6.12 kernel, .ko.xz modules)
 KVER=$(cat "$KDIR/kver")
 INITRD=$("$HERE/build-initramfs.sh" "$KDIR")
 KERNEL=$KDIR/boot/vmlinuz-$KVER
