@@ -1,1 +1,13 @@
-"""One module per reconciler; each exposes a class with `setup(manager)` (see each module's docstring)."""
+"""One module per reconciler; each exposes a class with `setup(manager)` (see each module's docstring).
+
+Which manager hosts what (wired in sriovop/operator/app.py):
+- namespaced manager (operator namespace + Nodes): `node_policy.NodePolicyReconciler`,
+  `operator_config.OperatorConfigReconciler`, `pool_config.PoolConfigReconciler`,
+  `drain.DrainReconciler` (reads Nodes, NodeStates and pools uncached);
+- cluster-wide manager: `networks.NetworkReconciler`, once per network kind, with the
+  `spec.networkNamespace` field index.
+
+Helpers shared by reconcilers: `apply` (create-or-merge-update of rendered objects),
+`ready_condition` (the Ready condition through server-side apply), `pool_config.find_node_pool` /
+`rdma_mode_for_node` (pool lookup used by drain and policy), `node_policy_apply` (policy merge).
+"""
