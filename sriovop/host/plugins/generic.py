@@ -63,4 +63,5 @@ class GenericPlugin:
     def apply(self) -> None:
         if self.desired is None:
             return
-        self.last_result = self.applier.apply(spec_interfaces(self.desired), status_interfaces(self.desired))
+        # Fresh discovery: the drain handshake may have taken minutes since on_node_state_change.
+        self.last_result = self.applier.apply(spec_interfaces(self.desired))
