@@ -1,0 +1,148 @@
+"""`sriovop config-daemon`: the node agent that configures SR-IOV NICs from the node's NodeState."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+import click
+import structlog
+
+from sriovop.logsetup import configure_logging
+
+log = structlog.get_logger(__name__)
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value <= 0:
+        raise click.BadParameter(f"{value!r}: must be greater than zero (seconds)", ctx, param)
+    return float(value)
+
+
+@click.command()
+@click.option("--node-name", envvar="NODE_NAME", default=None,
+              help="This node's name (required; default: $NODE_NAME, set from spec.nodeName in the DaemonSet).")
+@click.option("--host-root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the host's / is: default /host when that exists and the daemon runs in a container "
+                   "(the DaemonSet mounts the host there), else /. A simulated host's root works too.")
+@click.option("--state-dir", default=None,
+              help="Operator state directory on the host, relative to the host root "
+                   "(default etc/sriov-operator: PF records, applied generation).")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
+@click.option("--namespace", envvar="NAMESPACE", default=None,
+              help="Operator namespace holding the NodeState (default: $NAMESPACE, else sriov-network-operator).")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+              show_default=True, help="Initial level; SriovOperatorConfig spec.logLevel changes it live.")
+@click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
+@click.option("--metrics-bind-address", default="",
+              help="host:port (or :port) serving per-VF counters at /metrics; empty (default) disables it.")
+@click.option("--disable-plugins", default="", help="Comma list of plugins not to load (only 'mellanox').")
+@click.option("--reboot/--no-reboot", default=True, show_default=True,
+              help="Reboot a real host when the configuration needs it (upstream's behaviour: systemd-run "
+                   "through chroot). A simulated host is never rebooted; the need is reported instead.")
+@click.option("--requeue-after", type=float, default=30.0, show_default=True, callback=_seconds,
+              help="Seconds between drift checks of a configured host.")
+@click.option("--retry-base-delay", type=float, default=1.0, show_default=True, callback=_seconds,
+              help="First retry delay after a failed reconcile (doubles per failure).")
+@click.option("--retry-max-delay", type=float, default=300.0, show_default=True, callback=_seconds,
+              help="Longest retry delay after repeated failures.")
+@click.option("--startup-max-delay", type=float, default=30.0, show_default=True, callback=_seconds,
+              help="Longest wait between start-up attempts while the API server or operator objects are missing.")
+@click.option("--sysfs-write-timeout", type=float, default=120.0, show_default=True, callback=_seconds,
+              help="Timeout of each sysfs write (sriov_numvfs, driver binding).")
+@click.option("--vf-wait-timeout", type=float, default=120.0, show_default=True, callback=_seconds,
+              help="How long to wait for created VFs to appear.")
+@click.option("--netdev-wait-timeout", type=float, default=10.0, show_default=True, callback=_seconds,
+              help="How long to wait for a VF's netdev after binding its driver.")
+@click.option("--use-systemd-service", is_flag=True, default=False, hidden=True,
+              help="Accepted for DaemonSet compatibility; systemd mode is not implemented (daemon mode is used).")
+@click.option("--parallel-nic-config", is_flag=True, default=False, hidden=True,
+              help="Accepted for DaemonSet compatibility; PFs are configured one at a time.")
+@click.option("--manage-software-bridges", is_flag=True, default=False, hidden=True,
+              help="Accepted for DaemonSet compatibility; software bridges are not managed.")
+def command(node_name: str | None, host_root: Path | None, state_dir: str | None, kubeconfig: str | None,
+            namespace: str | None, log_level: str, log_format: str, metrics_bind_address: str,
+            disable_plugins: str, reboot: bool, requeue_after: float, retry_base_delay: float,
+            retry_max_delay: float, startup_max_delay: float, sysfs_write_timeout: float, vf_wait_timeout: float,
+            netdev_wait_timeout: float, use_systemd_service: bool, parallel_nic_config: bool,
+            manage_software_bridges: bool) -> None:
+    """Configure this node's SR-IOV NICs from its SriovNetworkNodeState and report what the host has.
+
+    Environment: NODE_NAME, NAMESPACE, KUBECONFIG, DEV_MODE=TRUE (configure NICs missing from the
+    supported-nic-ids list), USE_EXTERNAL_DRAINER=true, SRIOVOP_CRASH_AT_STEP (tests: SIGKILL the
+    daemon before the named apply step).
+
+    The daemon never exits on its own for a missing API server, Node, NodeState, ConfigMap or operator
+    config: it logs what it waits for and retries. SIGTERM/SIGINT stop it (exit 0).
+    """
+    configure_logging(log_level, "console" if log_format == "console" else "json")
+    from sriovop.api.v1 import consts
+    from sriovop.daemon.app import Daemon
+    from sriovop.daemon.settings import DaemonSettings, default_host_root, env_true
+    from sriovop.daemon.startup import StartupAborted
+    from sriovop.host.apply import ApplyOptions
+    from sriovop.host.steps import crash_hook_from_env
+    from sriovop.logsetup import set_level
+    from sriovop.runtime.config import ConfigError, load_config
+
+    if not node_name:
+        raise click.UsageError("--node-name is required (or set $NODE_NAME)")
+    plugins = tuple(p.strip() for p in disable_plugins.split(",") if p.strip())
+    if set(plugins) - {"mellanox"}:
+        raise click.BadParameter(f"only 'mellanox' can be disabled, not {sorted(set(plugins) - {'mellanox'})}",
+                                 param_hint="--disable-plugins")
+    root = host_root if host_root is not None else Path(default_host_root())
+    if not root.is_dir():
+        raise click.BadParameter(f"{root} is not a directory", param_hint="--host-root")
+    if metrics_bind_address:
+        from sriovop.runtime.serving import parse_bind_address
+        try:
+            parse_bind_address(metrics_bind_address)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--metrics-bind-address") from None
+    try:
+        hook = crash_hook_from_env()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    for flag, given in (("--use-systemd-service", use_systemd_service), ("--parallel-nic-config", parallel_nic_config),
+                        ("--manage-software-bridges", manage_software_bridges)):
+        if given:
+            log.warning("flag accepted but not implemented; ignoring it", flag=flag)
+    try:
+        settings = DaemonSettings(
+            node_name=node_name, namespace=namespace or consts.DEFAULT_OPERATOR_NAMESPACE, host_root=root,
+            state_dir=state_dir, dev_mode=os.environ.get(consts.ENV_DEV_MODE, "").upper() == "TRUE",
+            disable_plugins=plugins, use_external_drainer=env_true(consts.ENV_USE_EXTERNAL_DRAINER),
+            reboot=reboot, requeue_after=requeue_after, retry_base_delay=retry_base_delay,
+            retry_max_delay=retry_max_delay, startup_max_delay=startup_max_delay,
+            metrics_bind_address=metrics_bind_address or None,
+            apply_options=ApplyOptions(write_timeout=sysfs_write_timeout, vf_wait_timeout=vf_wait_timeout,
+                                       vf_poll_interval=min(1.0, vf_wait_timeout / 20),
+                                       netdev_wait_timeout=netdev_wait_timeout),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        rest = load_config(kubeconfig)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+    stop = threading.Event()
+
+    def _stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("config daemon stopping", signal=signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    daemon = Daemon(settings, rest, hook=hook, set_log_level=set_level)
+    try:
+        daemon.run(stop)
+    except StartupAborted:
+        pass
+    sys.exit(0)

@@ -1,0 +1,59 @@
+"""The daemon's handle on the host, reopened when a simulated host is "rebooted".
+
+A simulator reboot gives the simulated kernel a new control socket and network namespace (a real
+reboot restarts the daemon too, but the demo and the tests reboot a simulator under a running daemon).
+Opening also writes the initial-state checkpoint once, as upstream's Init does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+
+from sriovop.host import Host
+from sriovop.host.nics import SupportedNics
+from sriovop.host.paths import HostPaths
+
+log = structlog.get_logger(__name__)
+
+
+class HostRef:
+    def __init__(self, root: Path, *, state_dir: str | None = None, dev_mode: bool = False,
+                 supported: SupportedNics | None = None) -> None:
+        self.root = Path(root)
+        self.state_dir = state_dir
+        self.dev_mode = dev_mode
+        self.supported = supported
+        self.paths = HostPaths.at(self.root, state_dir=state_dir)
+        self._host: Host | None = None
+        self._sim: dict[str, str] | None = None
+        self.opened = 0
+
+    def get(self) -> Host:
+        sim = self.paths.sim_info()
+        if self._host is not None and sim != self._sim:
+            log.info("simulated host restarted: reopening it", root=str(self.root))
+            self.close()
+        if self._host is None:
+            host = Host(self.root, state_dir=self.state_dir, dev_mode=self.dev_mode, supported=self.supported)
+            try:
+                if host.checkpoint.ensure(host.discover()):
+                    log.info("initial host state checkpoint written", path=str(host.paths.checkpoint))
+            except BaseException:
+                host.close()
+                raise
+            self._host, self._sim = host, sim
+            self.opened += 1
+        return self._host
+
+    @property
+    def simulated(self) -> bool:
+        return self.paths.sim_info() is not None
+
+    def close(self) -> None:
+        if self._host is not None:
+            try:
+                self._host.close()
+            finally:
+                self._host = None

@@ -1,0 +1,181 @@
+"""The daemon's Prometheus endpoint: per-VF counters (read on scrape) plus the controller metrics.
+
+The VF series keep the upstream exporter's names exactly (`sriov_vf_rx_bytes`, ..., no `_total`) so
+its recording rules and dashboards work; prometheus-client would force a `_total` suffix on counter
+families, so these families are rendered here in the text format and appended to the registry's
+output (controller and work-queue metrics).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from sriovop.daemon.vfstats import COUNTERS, NetlinkVfStats, VfRef, list_vfs, sysfs_netdev, sysfs_pf_side
+from sriovop.host.paths import HostPaths
+from sriovop.runtime.serving import parse_bind_address
+
+log = structlog.get_logger(__name__)
+
+HELP = {
+    "rx_bytes": "Bytes received by the VF",
+    "tx_bytes": "Bytes transmitted by the VF",
+    "rx_packets": "Packets received by the VF",
+    "tx_packets": "Packets transmitted by the VF",
+    "rx_dropped": "Received packets dropped for the VF",
+    "tx_dropped": "Transmitted packets dropped for the VF",
+}
+LABELS = ("pf", "vf", "pciAddr", "node")
+Sample = tuple[tuple[str, str, str, str], dict[str, int]]
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+class VfStatsCollector:
+    """Reads every VF's counters at scrape time; `sources` is the priority order."""
+
+    def __init__(self, paths: HostPaths, node: str, netns: Callable[[], str | None] | str | None = None,
+                 sources: tuple[str, ...] = ("netlink", "sysfs")) -> None:
+        unknown = set(sources) - {"netlink", "sysfs"}
+        if unknown:
+            raise ValueError(f"vf stats sources: unknown {sorted(unknown)}; use netlink and/or sysfs")
+        self.paths = paths
+        self.node = node
+        self._netns = netns
+        self.sources = sources
+        self._netlink: NetlinkVfStats | None = None
+        self._lock = threading.Lock()
+
+    def _nl(self) -> NetlinkVfStats:
+        netns = self._netns() if callable(self._netns) else self._netns
+        if self._netlink is None or self._netlink.netns != netns:
+            if self._netlink is not None:
+                self._netlink.close()
+            self._netlink = NetlinkVfStats(netns)
+        return self._netlink
+
+    def samples(self) -> list[Sample]:
+        with self._lock:
+            out: list[Sample] = []
+            by_pf: dict[str, dict[int, dict[str, int]]] = {}
+            for vf in list_vfs(self.paths):
+                stats = self._read(vf, by_pf)
+                if stats:
+                    out.append(((vf.pf_name, str(vf.index), vf.pci, self.node), stats))
+            return out
+
+    def _read(self, vf: VfRef, by_pf: dict[str, dict[int, dict[str, int]]]) -> dict[str, int] | None:
+        for source in self.sources:
+            if source == "netlink" and vf.pf_name != vf.pf_pci:
+                if vf.pf_name not in by_pf:
+                    by_pf[vf.pf_name] = self._nl().for_pf(vf.pf_name)
+                found = by_pf[vf.pf_name].get(vf.index)
+                if found:
+                    return found
+            elif source == "sysfs":
+                found = sysfs_pf_side(self.paths, vf) or sysfs_netdev(self.paths, vf)
+                if found:
+                    return found
+        return None
+
+    def render(self) -> str:
+        """The VF families in the Prometheus text format (0.0.4)."""
+        samples = self.samples()
+        lines: list[str] = []
+        for counter in COUNTERS:
+            name = f"sriov_vf_{counter}"
+            lines.append(f"# HELP {name} {HELP[counter]}")
+            lines.append(f"# TYPE {name} counter")
+            for labels, stats in samples:
+                if counter in stats:
+                    text = ",".join(f'{k}="{_escape(v)}"' for k, v in zip(LABELS, labels, strict=True))
+                    lines.append(f"{name}{{{text}}} {stats[counter]}")
+        return "\n".join(lines) + "\n"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._netlink is not None:
+                self._netlink.close()
+                self._netlink = None
+
+
+class MetricsServer:
+    """`GET /metrics` (VF counters + registry) and `GET /healthz`, on a daemon thread."""
+
+    def __init__(self, address: str, collector: VfStatsCollector, registry: CollectorRegistry | None = None) -> None:
+        self.address = address
+        self.collector = collector
+        self.registry = registry
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def body(self) -> bytes:
+        head = generate_latest(self.registry) if self.registry is not None else b""
+        return head + self.collector.render().encode()
+
+    def start(self) -> None:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0].rstrip("/")
+                if path == "/metrics":
+                    try:
+                        code, body, ctype = 200, owner.body(), CONTENT_TYPE_LATEST
+                    except Exception as exc:  # a scrape must never take the daemon down
+                        log.warning("metrics scrape failed", error=str(exc))
+                        code, body, ctype = 500, f"scrape failed: {exc}\n".encode(), "text/plain"
+                elif path == "/healthz":
+                    code, body, ctype = 200, b"ok\n", "text/plain"
+                else:
+                    code, body, ctype = 404, b"not found\n", "text/plain"
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        host, port = parse_bind_address(self.address)
+        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="daemon-metrics", daemon=True)
+        self._thread.start()
+        log.info("metrics endpoint serving", address=self.address, port=self.port)
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("metrics server is not started")
+        return int(self._server.server_address[1])
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+        self.collector.close()
+
+
+def iter_series(text: str) -> Iterator[tuple[str, dict[str, str], float]]:
+    """Parse `name{labels} value` lines (for tests and tools reading the endpoint)."""
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head, _, value = line.rpartition(" ")
+        name, _, rest = head.partition("{")
+        labels: dict[str, str] = {}
+        for part in rest.rstrip("}").split('",') if rest else []:
+            key, _, val = part.partition('="')
+            labels[key] = val.rstrip('"')
+        yield name, labels, float(value)

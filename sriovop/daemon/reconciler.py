@@ -1,0 +1,254 @@
+"""One pass of the config daemon's reconcile loop (reference 3.3, daemon mode).
+
+```
+GET NodeState ─► drain annotations present? ─► discover the host ─► generation already applied?
+   ├─ yes: host drifted?  no ─► refresh status if it changed, requeue in 30 s
+   └─ no (or drift): InProgress ─► plugins: drain? reboot? ─► handshake (request / wait / proceed)
+        ─► vendor plugins apply ─► reboot needed? report (and reboot a real host)
+        ─► main plugin apply ─► desired-state Idle ─► status Succeeded ─► persist the generation
+```
+Beyond upstream: a failed pass reports `syncStatus: Failed` with a `lastSyncError` naming the PF and
+step, then raises so the controller retries with backoff (the daemon itself never exits); the applied
+generation is persisted on the host (see generation.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from sriovop.api.v1 import consts
+from sriovop.daemon.generation import AppliedGeneration
+from sriovop.daemon.handshake import DrainStep, decide_drain
+from sriovop.daemon.hostref import HostRef
+from sriovop.daemon.reboot import Rebooter
+from sriovop.daemon.settings import DaemonSettings, LiveConfig
+from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annotations_of
+from sriovop.host import Host
+from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin, load_plugins
+from sriovop.host.steps import StepHook
+from sriovop.runtime.client import Client
+from sriovop.runtime.controller import Request, Result
+from sriovop.runtime.errors import NotFound
+
+log = structlog.get_logger(__name__)
+
+REASON_DRAIN_REQUESTED = "DrainRequested"
+REASON_REBOOT_REQUIRED = "RebootRequired"
+REASON_REBOOT_NODE = "RebootNode"
+REASON_DRIFT = "ConfigurationDrift"
+
+
+class SyncFailed(Exception):
+    """A pass failed on the host; status already says Failed. Raised so the controller backs off."""
+
+
+class NodeStateReconciler:
+    def __init__(
+        self, client: Client, settings: DaemonSettings, live: LiveConfig, hosts: HostRef, *,
+        recorder: Recorder | None = None, platform: str = "baremetal", hook: StepHook | None = None,
+        rebooter: Rebooter | None = None,
+        plugin_loader: Callable[..., tuple[Plugin, list[Plugin]]] = load_plugins,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.live = live
+        self.hosts = hosts
+        self.recorder = recorder
+        self.platform = platform
+        self.hook = hook
+        self.rebooter = rebooter or Rebooter(settings.host_root, enabled=settings.reboot)
+        self.plugin_loader = plugin_loader
+        self.status = StatusWriter(client, settings.namespace, settings.node_name, recorder)
+        self.drain = DrainAnnotator(client, settings.namespace, settings.node_name)
+        self.generations = AppliedGeneration(hosts.paths.state_dir)
+        #: (uid, generation) of the last pass that failed: its retries keep showing Failed.
+        self._failed: tuple[str, int] | None = None
+        self._log = log.bind(node=settings.node_name)
+        #: Completed apply passes (for tests and the benchmark).
+        self.applies = 0
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    def reconcile(self, req: Request) -> Result | None:
+        try:
+            state = self.status.get()
+        except NotFound:
+            self._log.info("no NodeState for this node yet; waiting for the operator to create it")
+            return None
+        if self._sync_external_drainer(state):
+            return None
+        ann = annotations_of(state)
+        desired = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION)
+        current = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+        if desired is None or current is None:
+            self._log.info("drain annotations missing on the NodeState; waiting for the drain controller")
+            return None
+        meta = state["metadata"]
+        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+
+        host = self._host(state)
+        interfaces = self._discover(host, state)
+        view = {"metadata": meta, "spec": state.get("spec") or {}, "status": {"interfaces": interfaces}}
+        main, extra = self._plugins(host, interfaces, state)
+
+        if self.generations.is_applied(uid, generation):
+            drifted = self._drifted(main, extra, view, state)
+            if not drifted:
+                self.status.write(interfaces=interfaces)  # a no-op unless the host changed
+                return Result(requeue_after=self.settings.requeue_after)
+            self._log.info("host drifted from the applied configuration; applying again", generation=generation)
+            self._event(state, "Normal", REASON_DRIFT, "The host no longer matches the applied configuration; "
+                                                       "applying it again")
+
+        retrying_failure = self._failed == (uid, generation) and \
+            (state.get("status") or {}).get("syncStatus") == consts.SYNC_STATUS_FAILED
+        if not retrying_failure:
+            state = self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS)
+
+        decision = self._decide(main, extra, view, state, interfaces)
+        reasons = reboot_reasons(main, extra, view) if decision.reboot else []
+        if decision.drain or current != consts.DRAIN_IDLE:
+            action = decide_drain(str(desired), str(current), need_drain=decision.drain,
+                                  need_reboot=decision.reboot, disable_drain=self.live.disable_drain)
+            self._log.info("drain handshake", desired=desired, current=current, drain=decision.drain,
+                           reboot=decision.reboot, step=action.step.value, reason=action.reason)
+            if action.step is DrainStep.WAIT:
+                return Result(requeue_after=self.settings.requeue_after)
+            if action.step is DrainStep.REQUEST:
+                assert action.annotation is not None
+                self.drain.set_desired(action.annotation, state)
+                if action.annotation != consts.DRAIN_IDLE:
+                    self._event(state, "Normal", REASON_DRAIN_REQUESTED,
+                                f"Requested {action.annotation} before changing the host configuration")
+                return Result(requeue_after=self.settings.requeue_after)
+
+        try:
+            for plugin in extra:
+                plugin.apply()
+            if decision.reboot:
+                return self._reboot_needed(host, reasons, state, interfaces)
+            main.apply()
+        except Exception as exc:
+            self._fail(state, interfaces, host, _describe(exc))
+            raise SyncFailed(_describe(exc)) from exc
+
+        self.drain.set_desired(consts.DRAIN_IDLE, self.status.get())
+        interfaces = self._discover(host, state)
+        self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_SUCCEEDED, last_sync_error="")
+        self.generations.save(uid, generation)
+        self._failed = None
+        self.applies += 1
+        self._log.info("configuration applied", generation=generation)
+        return Result(requeue_after=self.settings.requeue_after)
+
+    # -- steps -------------------------------------------------------------------------------------
+
+    def _host(self, state: dict[str, Any]) -> Host:
+        try:
+            return self.hosts.get()
+        except Exception as exc:
+            message = f"cannot open the host at {self.settings.host_root}: {_describe(exc)}"
+            self._fail(state, None, None, message)
+            raise SyncFailed(message) from exc
+
+    def _discover(self, host: Host, state: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            return host.discover()
+        except Exception as exc:
+            message = f"discovery failed: {_describe(exc)}"
+            self._fail(state, None, None, message)
+            raise SyncFailed(message) from exc
+
+    def _plugins(self, host: Host, interfaces: list[dict[str, Any]],
+                 state: dict[str, Any]) -> tuple[Plugin, list[Plugin]]:
+        try:
+            return self.plugin_loader(host, interfaces, platform=self.platform,
+                                      disabled=self.settings.disable_plugins, hook=self.hook,
+                                      options=self.settings.apply_options)
+        except Exception as exc:
+            message = f"loading plugins: {_describe(exc)}"
+            self._fail(state, interfaces, None, message)
+            raise SyncFailed(message) from exc
+
+    def _drifted(self, main: Plugin, extra: list[Plugin], view: dict[str, Any], state: dict[str, Any]) -> bool:
+        try:
+            return any(p.check_status_changes(view) for p in (main, *extra))
+        except Exception as exc:
+            message = f"checking the host for drift: {_describe(exc)}"
+            self._fail(state, view["status"]["interfaces"], None, message)
+            raise SyncFailed(message) from exc
+
+    def _decide(self, main: Plugin, extra: list[Plugin], view: dict[str, Any], state: dict[str, Any],
+                interfaces: list[dict[str, Any]]) -> Decision:
+        decision = Decision()
+        try:
+            for plugin in (main, *extra):
+                decision = decision | plugin.on_node_state_change(view)
+        except Exception as exc:
+            message = f"{getattr(plugin, 'name', 'plugin')}: {_describe(exc)}"
+            self._fail(state, interfaces, None, message)
+            raise SyncFailed(message) from exc
+        return decision
+
+    def _reboot_needed(self, host: Host, reasons: list[str], state: dict[str, Any],
+                       interfaces: list[dict[str, Any]]) -> Result:
+        done = self.rebooter.reboot(simulated=host.simulated)
+        message = f"node reboot required ({'; '.join(reasons) or 'plugin request'}): {done}"
+        self._log.warning("reboot required", reasons=reasons, action=done)
+        self._event(state, "Warning", REASON_REBOOT_REQUIRED, message)
+        if done == "reboot started":
+            self._event(state, "Normal", REASON_REBOOT_NODE, "Reboot node has been initiated")
+        self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS,
+                          last_sync_error=message)
+        return Result(requeue_after=self.settings.requeue_after)
+
+    def _fail(self, state: dict[str, Any], interfaces: list[dict[str, Any]] | None, host: Host | None,
+              message: str) -> None:
+        meta = state["metadata"]
+        self._failed = (str(meta.get("uid", "")), int(meta.get("generation") or 0))
+        self._log.error("sync failed", error=message)
+        if interfaces is not None and host is not None:
+            try:  # show what the host looks like after the failed PF was reset
+                interfaces = host.discover()
+            except Exception:
+                pass
+        self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_FAILED, last_sync_error=message)
+
+    def _sync_external_drainer(self, state: dict[str, Any]) -> bool:
+        """Step 2: add/remove the external-drainer marker, only while no drain is under way."""
+        ann = annotations_of(state)
+        has = ann.get(consts.NODE_STATE_EXTERNAL_DRAINER_ANNOTATION) == "true"
+        if has == self.settings.use_external_drainer:
+            return False
+        desired = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION)
+        current = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+        idle = desired == consts.DRAIN_IDLE and current == consts.DRAIN_IDLE
+        if not (idle or (desired is None and current is None)):
+            return False
+        self.drain.set_external_drainer(self.settings.use_external_drainer)
+        return True
+
+    def _event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.event(obj, type_, reason, message)
+
+
+def reboot_reasons(main: Plugin, extra: list[Plugin], view: dict[str, Any]) -> list[str]:
+    reasons = []
+    if isinstance(main, GenericPlugin):
+        missing = main.missing_kernel_args(view)
+        if missing:
+            reasons.append("kernel arguments missing from /proc/cmdline: " + " ".join(missing))
+    for plugin in extra:
+        if isinstance(plugin, MellanoxPlugin) and plugin.pending:
+            reasons.append("Mellanox firmware settings changed: " + ", ".join(
+                f"{pci} {settings}" for pci, settings in sorted(plugin.pending.items())))
+    return reasons
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return text if text else type(exc).__name__

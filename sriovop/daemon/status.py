@@ -1,0 +1,125 @@
+"""Writing the NodeState: status (subresource merge patch) and the daemon's drain annotations.
+
+Status writes start from a fresh GET and carry its resourceVersion, so a write based on a stale read
+is refused (409) and retried from a new read instead of silently undoing someone else's change.
+A change of `syncStatus` is announced with upstream's `SyncStatusChanged` Event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import structlog
+import tenacity
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
+from sriovop.runtime.client import Client
+from sriovop.runtime.errors import Conflict
+from sriovop.runtime.kinds import NODE
+
+log = structlog.get_logger(__name__)
+
+REASON_SYNC_STATUS_CHANGED = "SyncStatusChanged"
+CONFLICT_ATTEMPTS = 5
+#: Sentinel: leave the field as it is.
+KEEP: Any = object()
+
+
+class Recorder(Protocol):
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return obj.get("metadata", {}).get("annotations") or {}
+
+
+def sync_status_message(old: str, new: str, error: str) -> str:
+    msg = f"Status changed from: {old or '<none>'} to: {new}"
+    return f"{msg}. Last Error: {error}" if error else msg
+
+
+class StatusWriter:
+    def __init__(self, client: Client, namespace: str, node_name: str, recorder: Recorder | None = None) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.name = node_name
+        self.recorder = recorder
+        self.writes = 0
+
+    def get(self) -> dict[str, Any]:
+        return self.client.get(SRIOV_NETWORK_NODE_STATE, self.name, self.namespace)
+
+    def write(self, *, interfaces: list[dict[str, Any]] | None = None, sync_status: str | None = None,
+              last_sync_error: Any = KEEP, only_if_changed: bool = False) -> dict[str, Any]:
+        """Patch status; `None`/KEEP leave a field alone; an empty `last_sync_error` removes it.
+        Returns the NodeState as written (or as read, when nothing had to change)."""
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(CONFLICT_ATTEMPTS),
+                                     retry=tenacity.retry_if_exception_type(Conflict), reraise=True,
+                                     wait=tenacity.wait_random(0.01, 0.1))
+        for attempt in retrying:
+            with attempt:
+                return self._write_once(interfaces, sync_status, last_sync_error)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write_once(self, interfaces: list[dict[str, Any]] | None, sync_status: str | None,
+                    last_sync_error: Any) -> dict[str, Any]:
+        live = self.get()
+        status = live.get("status") or {}
+        patch: dict[str, Any] = {}
+        if interfaces is not None and status.get("interfaces") != interfaces:
+            patch["interfaces"] = interfaces
+        if sync_status is not None and status.get("syncStatus") != sync_status:
+            patch["syncStatus"] = sync_status
+        if last_sync_error is not KEEP and (status.get("lastSyncError") or "") != (last_sync_error or ""):
+            patch["lastSyncError"] = last_sync_error or None
+        if not patch:
+            return live
+        body = {"metadata": {"resourceVersion": live["metadata"]["resourceVersion"]}, "status": patch}
+        written = self.client.patch(SRIOV_NETWORK_NODE_STATE, self.name, body, namespace=self.namespace,
+                                    subresource="status")
+        self.writes += 1
+        old_sync = str(status.get("syncStatus") or "")
+        new_status = written.get("status") or {}
+        new_sync = str(new_status.get("syncStatus") or "")
+        if new_sync != old_sync:
+            error = str(new_status.get("lastSyncError") or "")
+            log.info("sync status changed", old=old_sync or None, new=new_sync, last_sync_error=error or None)
+            if self.recorder is not None:
+                self.recorder.event(written, "Normal", REASON_SYNC_STATUS_CHANGED,
+                                    sync_status_message(old_sync, new_sync, error))
+        return written
+
+
+class DrainAnnotator:
+    """The daemon's side of the handshake: node `state` and NodeState `desired-state` (and the
+    external-drainer marker). Merge patches of one annotation each: nothing else is touched."""
+
+    def __init__(self, client: Client, namespace: str, node_name: str) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.name = node_name
+
+    def node_state_value(self) -> str | None:
+        node = self.client.get(NODE, self.name)
+        value = annotations_of(node).get(consts.NODE_DRAIN_ANNOTATION)
+        return str(value) if value is not None else None
+
+    def set_desired(self, value: str, node_state: Mapping[str, Any]) -> None:
+        """Node first, then NodeState (upstream's order): the controller acts on the node annotation."""
+        if value not in consts.DESIRED_DRAIN_STATES:
+            raise ValueError(f"desired drain state {value!r} is not one of {consts.DESIRED_DRAIN_STATES}")
+        if self.node_state_value() != value:
+            self.client.patch(NODE, self.name, {"metadata": {"annotations": {consts.NODE_DRAIN_ANNOTATION: value}}})
+        if annotations_of(node_state).get(consts.NODE_STATE_DRAIN_ANNOTATION) != value:
+            self.client.patch(SRIOV_NETWORK_NODE_STATE, self.name,
+                              {"metadata": {"annotations": {consts.NODE_STATE_DRAIN_ANNOTATION: value}}},
+                              namespace=self.namespace)
+        log.info("drain annotation written", value=value)
+
+    def set_external_drainer(self, enabled: bool) -> None:
+        value = "true" if enabled else None
+        self.client.patch(SRIOV_NETWORK_NODE_STATE, self.name,
+                          {"metadata": {"annotations": {consts.NODE_STATE_EXTERNAL_DRAINER_ANNOTATION: value}}},
+                          namespace=self.namespace)
