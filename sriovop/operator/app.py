@@ -92,6 +92,14 @@ class Operator:
             self._writer(rest, "cluster"), name="cluster", namespaces=None,
             leader_elector=self.election.seam("cluster") if self.election else None,
             graceful_shutdown_timeout=options.graceful_shutdown_timeout)
+        cluster_cache = self.cluster.cache
+
+        def cluster_informers_synced() -> None:
+            # The cluster-wide manager serves no probes of its own; readiness covers both managers.
+            if not cluster_cache.has_synced():
+                raise RuntimeError("cluster-wide informer caches have not synced")
+
+        self.namespaced.add_readyz_check("cluster-informers", cluster_informers_synced)
         if self.election is not None:
             election = self.election
 
