@@ -347,3 +347,15 @@ def test_externally_managed_pf_is_checked_not_created(tmp_path: Path) -> None:
         assert ap.apply([]).reset == []
         st = pf_status(host, pci)
         assert st["numVfs"] == 6 and "externallyManaged" not in st
+
+
+def test_vf_left_without_driver_link_fails_bind_step(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["xxv710:1"]) as (sim, host):
+        pf0 = host.discover()[0]
+        pci = pf0["pciAddress"]
+        sim.fault(pci, refuse_bind=["iavf"])  # VFs appear without a driver link and probing fails
+        with pytest.raises(ApplyError) as e:
+            applier(host).apply([spec(pf0, 2, groups=[netdev_group("0-1")])])
+        assert (e.value.pf, e.value.step, e.value.errno) == (pci, S.BIND_DRIVER, errno.ENODEV)
+        assert "no driver bound to VF" in e.value.reason
+        assert read_str(host.paths.device(pci) / "sriov_numvfs") == "0"
