@@ -79,6 +79,8 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
             view: ClientClusterView | InformerClusterView = informer_view
         else:
             view = ClientClusterView(client, settings.namespace)
+    except TimeoutError as exc:
+        raise click.ClickException(str(exc)) from None
     except Exception as exc:
         raise click.ClickException(
             f"cannot load the supported NIC list (ConfigMap {settings.namespace}/supported-nic-ids): {exc}"

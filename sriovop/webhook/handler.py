@@ -41,6 +41,11 @@ LATENCY = Histogram(
 Rule = Callable[[AdmissionRequest], Verdict]
 
 
+def _being_deleted(obj: dict[str, Any] | None) -> bool:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return isinstance(meta, dict) and bool(meta.get("deletionTimestamp"))
+
+
 class AdmissionHandler:
     def __init__(self, view: ClusterView, settings: WebhookSettings) -> None:
         self.view = view
@@ -89,6 +94,10 @@ class AdmissionHandler:
         return Verdict.allow(patch=policy_defaults_patch(request.obj or {}) or None)
 
     def _validate_custom_resource(self, request: AdmissionRequest) -> Verdict:
+        if request.operation == "UPDATE" and _being_deleted(request.obj):
+            # Finalizer removal on an object being deleted must never be blocked: a rule that no longer
+            # holds (its node is gone, say) would otherwise leave the object stuck in Terminating.
+            return Verdict.allow()
         kind = request.kind
         if kind == kinds.SRIOV_NETWORK_NODE_POLICY.kind:
             return validate_policy(request, self.view, self.settings)

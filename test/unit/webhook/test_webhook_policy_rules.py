@@ -245,6 +245,13 @@ def test_default_policy_and_delete_are_never_judged() -> None:
     assert judge(policy(numVfs=0, resourceName="bad name"), operation="DELETE")["allowed"] is True
 
 
+def test_updates_of_objects_being_deleted_are_never_blocked() -> None:
+    doomed = policy(numVfs=0)
+    doomed["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert judge(doomed, operation="UPDATE", old=doomed)["allowed"] is True
+    assert judge(policy(numVfs=0), operation="UPDATE", old=policy())["allowed"] is False
+
+
 def test_valid_policies_are_allowed_without_warnings() -> None:
     for spec in (
         {},
