@@ -178,3 +178,31 @@ def test_operator_webhook_rendered_when_enabled(kubeconfig: Path, namespace: str
             except NotFound:
                 pass
         client.patch(SRIOV_OPERATOR_CONFIG, "default", {"metadata": {"finalizers": None}}, namespace)
+
+
+def test_sync_failure_is_reported_on_the_ready_condition(kubeconfig: Path, namespace: str) -> None:
+    client = client_for(kubeconfig)
+    client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace}, "spec": {}})
+    no_images = RenderSettings.from_env(namespace, {"RESOURCE_PREFIX": "openshift.io"})
+    mgr = Manager(client, name=f"opconfig-fail-{namespace}", namespaces={namespace})
+    reconciler = OperatorConfigReconciler(client, mgr.client, namespace, no_images)
+    reconciler.setup(mgr)
+    stop = threading.Event()
+    thread = threading.Thread(target=mgr.start, args=(stop,), daemon=True)
+    thread.start()
+
+    def failed() -> dict[str, Any] | None:
+        cfg = client.get(SRIOV_OPERATOR_CONFIG, "default", namespace)
+        for cond in (cfg.get("status") or {}).get("conditions") or []:
+            if cond["type"] == "Ready" and cond["status"] == "False":
+                return dict(cond)
+        return None
+
+    try:
+        cond = wait_for(failed, 30, "Ready=False")
+    finally:
+        stop.set()
+        thread.join(60)
+    assert cond["reason"] == consts.REASON_OPERATOR_CONFIG_SYNC_FAILED
+    assert "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE" in cond["message"]
+    client.patch(SRIOV_OPERATOR_CONFIG, "default", {"metadata": {"finalizers": None}}, namespace)
