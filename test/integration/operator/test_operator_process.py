@@ -146,3 +146,29 @@ def test_the_operator_process_drains_through_its_uncached_drain_controller(
     finally:
         op.stop()
     client.delete(NODE, node)
+
+
+def test_a_follower_takes_over_when_the_leader_dies(client: Client, kubeconfig: Path, namespace: str,
+                                                    tmp_path: Path) -> None:
+    first = OperatorProcess(kubeconfig, namespace, tmp_path / "a.log",
+                            args=[*FAST_ELECTION, "--leader-election-identity", "replica-a"])
+    second: OperatorProcess | None = None
+    try:
+        first.wait_ready()
+        wait_for(lambda: holder(client, namespace) == "replica-a", 30, "replica-a holding the Lease")
+        second = OperatorProcess(kubeconfig, namespace, tmp_path / "b.log",
+                                 args=[*FAST_ELECTION, "--leader-election-identity", "replica-b"])
+        second.wait_ready()
+        first.proc.kill()
+        first.proc.wait(10)
+        wait_for(lambda: holder(client, namespace) == "replica-b", 30, "replica-b taking the Lease over")
+        network(client, namespace, "after-failover")
+        wait_for(lambda: has_finalizer(client, namespace, "after-failover"), 60,
+                 "the new leader reconciling a network")
+        assert second.terminate(signal.SIGTERM) == 0, second.log_tail()
+        assert not has_finalizer(client, namespace, "after-failover")
+        assert failure_policies(client) == ["Ignore"] * 3
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
