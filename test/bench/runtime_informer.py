@@ -30,6 +30,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+import structlog  # noqa: E402
 from kubernetes import client as k8s  # noqa: E402
 from kubernetes import config as k8s_config  # noqa: E402
 from kubernetes import watch as k8s_watch  # noqa: E402
@@ -66,7 +67,7 @@ def widget(i: int) -> dict[str, Any]:
 def config_map(i: int) -> dict[str, Any]:
     return {"metadata": {"name": f"c-{i:05d}", "labels": {"app": "bench", "shard": str(i % 16)}},
             "data": {"networkNamespace": f"ns-{i % 50}", "resourceName": "intel_sriov_netdevice",
-                     "vlan": str(i % 4096), "payload": PAD + "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"}}
+                     "vlan": str(i % 4096), "payload": PAD + "y" * 60}}
 
 
 def populate(c: Client, kind: Kind, ns: str, n: int, build: Any) -> None:
@@ -168,14 +169,6 @@ def time_naive(api: k8s.ApiClient, kind: Kind, ns: str, n: int, rv: str | None) 
     return dt
 
 
-def median_of(fn: Any, reps: int) -> tuple[float, list[float]]:
-    runs = []
-    for _ in range(reps):
-        gc.collect()
-        runs.append(fn())
-    return statistics.median(runs), [round(r, 4) for r in runs]
-
-
 # -- memory (child process) -----------------------------------------------------------------------
 
 
@@ -186,14 +179,10 @@ def rss_bytes() -> int:
     raise RuntimeError("no VmRSS")
 
 
-def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool) -> None:
+def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool, json_bytes_per_object: float) -> None:
     c = Client(load_config(kubeconfig))
     kind = WIDGET if plural == "widgets" else CONFIG_MAP
-    raw = c.request("GET", kind.collection_path(ns)).data
-    body = json.loads(raw)
-    n = len(body["items"])
-    item_bytes = sum(len(json.dumps(i, separators=(",", ":"))) for i in body["items"])
-    del raw, body
+    c.list_page(kind, ns, limit=1)  # warm the TLS connection and imports before the baseline
     gc.collect()
     before = rss_bytes()
     inf = SharedIndexInformer(c, kind, namespace=ns, strip_managed_fields=strip)
@@ -203,14 +192,22 @@ def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool) -> None:
     gc.collect()
     time.sleep(0.5)
     after = rss_bytes()
-    print(json.dumps({"objects": len(inf.store), "listed": n, "json_bytes_per_object": item_bytes / n,
+    n = len(inf.store)
+    print(json.dumps({"objects": n, "json_bytes_per_object": json_bytes_per_object,
                       "rss_growth_per_object": (after - before) / n}))
     stop.set()
     inf.stop()
 
 
-def measure_memory(kubeconfig: str, plural: str, ns: str, strip: bool) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, "--memory-child", kubeconfig, plural, ns, str(int(strip))],
+def json_size_per_object(c: Client, kind: Kind, ns: str) -> float:
+    """Each object's compact JSON as the server returns it (managedFields included), averaged."""
+    items = c.list(kind, ns)
+    return sum(len(json.dumps(i, separators=(",", ":"))) for i in items) / len(items)
+
+
+def measure_memory(kubeconfig: str, plural: str, ns: str, strip: bool, size: float) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--memory-child", kubeconfig, plural, ns, str(int(strip)),
+                          str(size)],
                          check=True, capture_output=True, text=True, cwd=REPO)
     res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     res["strip_managed_fields"] = strip
@@ -292,9 +289,10 @@ def measure_lag(kubeconfig: str, c: Client, ns: str, seconds: float, threads: in
 
 
 def main() -> None:
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))  # stdout is the JSON
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=10000)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--lag-seconds", type=float, default=15.0)
     ap.add_argument("--writer-threads", type=int, default=8)
     args = ap.parse_args()
@@ -315,23 +313,40 @@ def main() -> None:
             sample = c.request("GET", kind.collection_path(ns), query={"limit": 100}).data
             json_size = len(json.dumps(json.loads(sample)["items"][0], separators=(",", ":")))
             time_ours(c, kind, ns, args.count)  # warm-up: apiserver watch cache, TLS, imports
-            ours, ours_runs = median_of(lambda k=kind, n=ns: time_ours(c, k, n, args.count), args.reps)
-            floor0, floor0_runs = median_of(lambda k=kind, n=ns: time_floor(c, k, n, args.count, "0"), args.reps)
-            floor_q, _ = median_of(lambda k=kind, n=ns: time_floor(c, k, n, args.count, None), args.reps)
-            naive, naive_runs = median_of(lambda k=kind, n=ns: time_naive(api, k, n, args.count, None), args.reps)
-            naive0, _ = median_of(lambda k=kind, n=ns: time_naive(api, k, n, args.count, "0"), args.reps)
+            methods = {
+                "ours": lambda k=kind, n=ns: time_ours(c, k, n, args.count),
+                "floor_raw_list_rv0": lambda k=kind, n=ns: time_floor(c, k, n, args.count, "0"),
+                "floor_raw_list_quorum": lambda k=kind, n=ns: time_floor(c, k, n, args.count, None),
+                "naive_official": lambda k=kind, n=ns: time_naive(api, k, n, args.count, None),
+                "naive_official_rv0": lambda k=kind, n=ns: time_naive(api, k, n, args.count, "0"),
+            }
+            runs: dict[str, list[float]] = {m: [] for m in methods}
+            cpu: dict[str, list[float]] = {m: [] for m in methods}
+            order = list(methods)
+            for rep in range(args.reps):  # interleaved and rotated: a noisy neighbour hits all alike
+                for m in order[rep % len(order):] + order[:rep % len(order)]:
+                    gc.collect()
+                    c0 = time.process_time()
+                    runs[m].append(methods[m]())
+                    cpu[m].append(time.process_time() - c0)
+            med = {m: statistics.median(v) for m, v in runs.items()}
+            cpu_med = {m: statistics.median(v) for m, v in cpu.items()}
+            ours, naive, naive0, floor0 = (med["ours"], med["naive_official"], med["naive_official_rv0"],
+                                           med["floor_raw_list_rv0"])
             results[label] = {
                 "object_json_bytes": json_size, "create_seconds": round(create_s, 2),
-                "sync_seconds": {"ours": round(ours, 4), "naive_official": round(naive, 4),
-                                 "naive_official_rv0": round(naive0, 4), "floor_raw_list_rv0": round(floor0, 4),
-                                 "floor_raw_list_quorum": round(floor_q, 4)},
-                "runs": {"ours": ours_runs, "naive_official": naive_runs, "floor_raw_list_rv0": floor0_runs},
+                "sync_seconds_median": {m: round(v, 4) for m, v in med.items()},
+                "runs": {m: [round(x, 4) for x in v] for m, v in runs.items()},
                 "ratio_naive_over_ours": round(naive / ours, 2),
                 "ratio_naive_rv0_over_ours": round(naive0 / ours, 2),
                 "ratio_ours_over_floor": round(ours / floor0, 2),
+                "client_cpu_seconds_median": {m: round(v, 4) for m, v in cpu_med.items()},
+                "cpu_ratio_naive_over_ours": round(cpu_med["naive_official"] / cpu_med["ours"], 2),
+                "cpu_ratio_ours_over_floor": round(cpu_med["ours"] / cpu_med["floor_raw_list_rv0"], 2),
                 "targets": {"naive_over_ours_min": 3.0, "ours_over_floor_max": 1.5},
             }
-            results[label]["memory"] = [measure_memory(str(cp.kubeconfig), kind.plural, ns, strip)
+            size = json_size_per_object(c, kind, ns)
+            results[label]["memory"] = [measure_memory(str(cp.kubeconfig), kind.plural, ns, strip, size)
                                         for strip in (True, False)]
             print(json.dumps({label: results[label]}), file=sys.stderr)
         lag_ns = "bench-lag"
@@ -344,6 +359,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--memory-child":
-        memory_child(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1")
+        memory_child(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1", float(sys.argv[6]))
     else:
         main()

@@ -194,13 +194,13 @@ class SharedIndexInformer:
         with self._lock:
             store = self.store
             initial = not self._first_replace_done
-            new_keys = {meta_namespace_key(o): o for o in items}
             if initial and len(store) == 0:
                 store.replace(items, resource_version)
                 if self._listeners:
                     for obj in items:
                         self._notify(ADD, None, obj, True)
             else:
+                new_keys = {meta_namespace_key(o): o for o in items}
                 for key in store.list_keys():
                     if key not in new_keys:
                         old = store.delete(key)

@@ -23,12 +23,15 @@ from typing import Any, Protocol
 import structlog
 
 from sriovop.runtime.cache.backoff import Backoff
+from sriovop.runtime.cache.trim import release_free_memory
 from sriovop.runtime.client import Client, Selector, WatchStream
 from sriovop.runtime.errors import ApiError, ConnectionFailed, Gone, TooManyRequests
 from sriovop.runtime.kinds import Kind
 from sriovop.runtime.objects import freeze_decoded
 
 log = structlog.get_logger(__name__)
+
+TRIM_AFTER_LIST_OF = 1000  # objects; smaller lists leave too little behind to be worth a trim
 
 
 class Sink(Protocol):
@@ -120,7 +123,13 @@ class Reflector:
             items, list_rv = self._list_at("")
         self.lists += 1
         transform = self.transform
-        self.sink.replace([transform(i) for i in items], list_rv)
+        objs = [transform(i) for i in items]
+        del items  # the decoded originals: freed before the trim below
+        count = len(objs)
+        self.sink.replace(objs, list_rv)
+        del objs
+        if count >= TRIM_AFTER_LIST_OF:
+            release_free_memory()
         self.last_sync_resource_version = list_rv
         self._rv_unavailable = False
 
