@@ -191,12 +191,13 @@ def _interfaces(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 def interface_unselected_reason(
     p: PolicySpec, iface: Mapping[str, Any], node: Mapping[str, Any], nics: SupportedNics, dev_mode: bool,
-    selector: Mapping[str, Any] | None = None,
+    selector: Mapping[str, Any] | None = None, explain: bool = True,
 ) -> str | None:
-    """None when the policy selects this NodeState interface (selector match and a supported model)."""
+    """None when the policy selects this NodeState interface (selector match and a supported model);
+    otherwise why not (or just "" when `explain` is off: building reasons is the costly part)."""
     selector = p.nic.as_dict() if selector is None else selector
     if not nic_selector_matches(selector, iface):
-        return explain_mismatch(selector, iface)
+        return explain_mismatch(selector, iface) if explain else ""
     vendor, device = loose_str(iface.get("vendor")), loose_str(iface.get("deviceID"))
     if dev_mode or nics.is_supported_model(vendor, device):
         return None
@@ -209,7 +210,7 @@ def interface_unselected_reason(
         and nics.is_vf_supported_model(vendor, device)
     ):
         return None
-    return f"vendor/device {vendor}/{device} is not in the supported NIC list"
+    return f"vendor/device {vendor}/{device} is not in the supported NIC list" if explain else ""
 
 
 def _check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> None:
@@ -296,6 +297,11 @@ def _cached_peer(obj: object) -> _Peer | None:
     return peer
 
 
+AliasKey = tuple[tuple[str, str], ...]
+#: id(NodeState) → (that object, its name aliases, their hashable key); the same identity rule as peers.
+_ALIAS_CACHE: dict[int, tuple[object, dict[str, str], AliasKey]] = {}
+
+
 def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Every PF name and alternative name on a node → the PF's real name (first interface wins)."""
     out: dict[str, str] = {}
@@ -304,6 +310,19 @@ def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         for name in interface_names(iface):
             out.setdefault(name, real or name)
     return out
+
+
+def _cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:
+    hit = _ALIAS_CACHE.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1], hit[2]
+    aliases = _aliases(interfaces)
+    key = tuple(sorted(aliases.items()))
+    if len(_ALIAS_CACHE) >= _PEER_CACHE_MAX:
+        _ALIAS_CACHE.clear()
+    if state is not None:
+        _ALIAS_CACHE[id(state)] = (state, aliases, key)
+    return aliases, key
 
 
 def _check_pf_conflicts(
@@ -369,16 +388,19 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
     for node in nodes:
         node_name = _name(node)
         labels = (node.get("metadata") or {}).get("labels") or {}
-        interfaces = _interfaces(states.get(node_name))
+        state = states.get(node_name)
+        interfaces = _interfaces(state)
         for iface in interfaces:
-            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector)
+            explain = not selected and len(reasons) < _MAX_REASONS
+            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain)
             if reason is None:
                 selected = True
                 _check_interface(p, iface, node_name)
-            elif len(reasons) < _MAX_REASONS:
+            elif explain:
                 reasons.append(f"node {node_name} interface {iface.get('name')}: {reason}")
-        aliases = _aliases(interfaces)
-        alias_key = tuple(sorted(aliases.items()))
+        if not groups:
+            continue
+        aliases, alias_key = _cached_aliases(state, interfaces)
         for selector_key, members in groups.items():
             if (selector_key, alias_key) in judged_groups or not all(labels.get(k) == v for k, v in selector_key):
                 continue

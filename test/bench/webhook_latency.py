@@ -138,6 +138,12 @@ def summary(latencies: list[float], wall: float) -> dict[str, float]:
             "mean_ms": round(statistics.fmean(ordered) * 1000, 3), "throughput_rps": round(len(ordered) / wall, 1)}
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (Linux /proc), to report CPU per request independent of machine load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(mode: str, ns: str, kubeconfig: str | None, cert: str, key: str, ca_pem: bytes, args: Any,
             floor: bool = False) -> dict[str, Any]:
     mp = multiprocessing.get_context("fork")
@@ -148,17 +154,37 @@ def measure(mode: str, ns: str, kubeconfig: str | None, cert: str, key: str, ca_
         port = port_q.get(timeout=120)
         body = judged_body(ns)
         drive(port, ca_pem, "POST", VALIDATING_PATH, body, 200, args.clients, True)  # warm-up
-        start = time.perf_counter()
+        cpu0, start = cpu_seconds(proc.pid or 0), time.perf_counter()
         lat = drive(port, ca_pem, "POST", VALIDATING_PATH, body, args.requests, args.clients, True)
         result = {"validating": summary(lat, time.perf_counter() - start)}
+        result["validating"]["server_cpu_ms_per_request"] = round(
+            (cpu_seconds(proc.pid or 0) - cpu0) * 1000 / len(lat), 3)
         if floor:
-            start = time.perf_counter()
+            cpu0, start = cpu_seconds(proc.pid or 0), time.perf_counter()
             lat = drive(port, ca_pem, "GET", "/readyz", None, args.requests, args.clients, None)
             result["floor_readyz"] = summary(lat, time.perf_counter() - start)
+            result["floor_readyz"]["server_cpu_ms_per_request"] = round(
+                (cpu_seconds(proc.pid or 0) - cpu0) * 1000 / len(lat), 3)
         return result
     finally:
         proc.terminate()
         proc.join(10)
+
+
+def handler_only(total: int) -> dict[str, float]:
+    """The judging itself, in this process, one request at a time: no TLS, HTTP or queueing."""
+    nodes, states, policies = cluster_objects(OPERATOR_NS)
+    handler = AdmissionHandler(StaticClusterView(nodes, states, policies, nics=NICS),
+                               WebhookSettings(namespace=OPERATOR_NS))
+    body = judged_body(OPERATOR_NS)
+    latencies = []
+    start = time.perf_counter()
+    for _ in range(total):
+        t = time.perf_counter()
+        status, answer = handler.handle(VALIDATING_PATH, body)
+        latencies.append(time.perf_counter() - t)
+        assert status == 200 and answer["response"]["allowed"] is True
+    return summary(latencies, time.perf_counter() - start)
 
 
 def seed_control_plane(kubeconfig: str, ns: str) -> None:
@@ -193,10 +219,12 @@ def main() -> None:
     parser.add_argument("--no-control-plane", action="store_true", help="only the in-memory mode and the floor")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    load_at_start = round(os.getloadavg()[0], 2)
     ca = CertificateAuthority("bench-ca")
     serving = ca.issue_server(["127.0.0.1"])
     out: dict[str, Any] = {"benchmark": "webhook_latency", "nodes": NODES, "policies": POLICIES,
                            "requests": args.requests, "clients": args.clients, "target_p99_ms": 20.0}
+    out["handler_only"] = handler_only(args.requests)
     with tempfile.TemporaryDirectory() as tmp:
         cert, key = (str(p) for p in serving.write(Path(tmp), "serving"))
         memory = measure("memory", OPERATOR_NS, None, cert, key, ca.cert_pem, args, floor=True)
@@ -211,6 +239,7 @@ def main() -> None:
                 out["informer"] = measure("informer", OPERATOR_NS, kubeconfig, cert, key, ca.cert_pem, args)[
                     "validating"]
                 out["live"] = measure("live", OPERATOR_NS, kubeconfig, cert, key, ca.cert_pem, args)["validating"]
+    out["load_average_1m_at_start"] = load_at_start
     out["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
     out["cpus"] = os.cpu_count()
     floor_p50 = out["floor_readyz"]["p50_ms"]
