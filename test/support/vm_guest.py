@@ -17,6 +17,7 @@ the guest reaches the host's apiserver at https://10.0.2.100:6443 (see `guest_ku
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shlex
@@ -25,6 +26,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +50,15 @@ class GuestError(AssertionError):
 class GuestResult(NamedTuple):
     rc: int
     console: str
+
+
+_live: weakref.WeakSet[RunningGuest] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for guest in list(_live):
+        guest.kill()
 
 
 _setup_lock = threading.Lock()
@@ -169,6 +180,7 @@ class RunningGuest:
         ]
         for t in self._readers:
             t.start()
+        _live.add(self)
 
     # ---- output ----------------------------------------------------------------------------------
     def _pump_console(self) -> None:
@@ -238,6 +250,9 @@ class RunningGuest:
         except subprocess.TimeoutExpired:
             self.kill()
             rc = TIMEOUT_RC
+        except BaseException:  # Ctrl-C or a failing test: never leave a QEMU behind
+            self.kill()
+            raise
         for t in self._readers:
             t.join(5)
         self.exited_at = time.monotonic()
