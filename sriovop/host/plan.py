@@ -89,7 +89,44 @@ class Plan:
         return not (self.configure or self.reset or self.missing)
 
 
+def _int_field(where: str, value: Any, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValidationError(f"{where}: {value!r} is not an integer >= {minimum}")
+    return value
+
+
+def validate_spec_interfaces(spec_interfaces: list[dict[str, Any]]) -> None:
+    """Reject specs this host layer cannot apply, naming the field (it ends up in lastSyncError)."""
+    seen: set[str] = set()
+    for i, iface in enumerate(spec_interfaces):
+        pci = iface.get("pciAddress")
+        where = f"spec.interfaces[{i}]"
+        if not isinstance(pci, str) or not pci:
+            raise ValidationError(f"{where}.pciAddress: required")
+        if pci in seen:
+            raise ValidationError(f"{where}.pciAddress: {pci} appears twice")
+        seen.add(pci)
+        where = f"spec.interfaces[{i}] (pf {pci})"
+        num_vfs = _int_field(f"{where}.numVfs", iface.get("numVfs", 0))
+        _int_field(f"{where}.mtu", iface.get("mtu", 0))
+        for j, group in enumerate(iface.get("vfGroups") or []):
+            gwhere = f"{where}.vfGroups[{j}]"
+            try:
+                _lo, hi = parse_vf_range(group.get("vfRange", ""))
+            except ValidationError as e:
+                raise ValidationError(f"{gwhere}.{str(e).removeprefix('vfGroups[].')}") from None
+            if hi >= num_vfs:
+                raise ValidationError(f"{gwhere}.vfRange: {group.get('vfRange')!r} reaches past numVfs {num_vfs}")
+            device_type = group.get("deviceType") or NETDEVICE
+            if device_type not in (NETDEVICE, VFIO_PCI):
+                raise ValidationError(f"{gwhere}.deviceType: {device_type!r} is not netdevice or vfio-pci")
+            if group.get("vdpaType"):
+                raise ValidationError(f"{gwhere}.vdpaType: vDPA is not supported by sriovop yet")
+            _int_field(f"{gwhere}.mtu", group.get("mtu", 0))
+
+
 def make_plan(spec_interfaces: list[dict[str, Any]], status_interfaces: list[dict[str, Any]]) -> Plan:
+    validate_spec_interfaces(spec_interfaces)
     plan = Plan()
     by_pci = {s["pciAddress"]: s for s in status_interfaces}
     wanted = {s["pciAddress"] for s in spec_interfaces}

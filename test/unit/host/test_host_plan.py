@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from sriovop.host.errors import ValidationError
-from sriovop.host.plan import group_for, make_plan, need_to_update_sriov, needs_vfio, parse_vf_range
+from sriovop.host.plan import (
+    group_for,
+    make_plan,
+    need_to_update_sriov,
+    needs_vfio,
+    parse_vf_range,
+    validate_spec_interfaces,
+)
 
 PF = "0000:18:00.0"
 
@@ -79,3 +86,25 @@ def test_vf_ranges() -> None:
 def test_needs_vfio() -> None:
     assert needs_vfio([spec()])
     assert not needs_vfio([spec(vfGroups=[{"deviceType": "netdevice", "vfRange": "0-1"}]), {"pciAddress": "x"}])
+
+
+@pytest.mark.parametrize(
+    ("iface", "message"),
+    [
+        ({"numVfs": 2}, r"spec.interfaces\[0\].pciAddress: required"),
+        ({"pciAddress": PF, "numVfs": -1}, r"\(pf 0000:18:00.0\).numVfs: -1 is not an integer >= 0"),
+        ({"pciAddress": PF, "numVfs": "4"}, r"numVfs: '4' is not an integer"),
+        ({"pciAddress": PF, "numVfs": 2, "vfGroups": [{"vfRange": "0-2"}]}, r"vfRange: .0-2. reaches past"),
+        ({"pciAddress": PF, "numVfs": 2, "vfGroups": [{"vfRange": "1-0"}]}, r"vfGroups\[0\].vfRange: '1-0' must"),
+        ({"pciAddress": PF, "numVfs": 2, "vfGroups": [{"vfRange": "0-1", "deviceType": "dpdk"}]}, r"deviceType"),
+        ({"pciAddress": PF, "numVfs": 2, "vfGroups": [{"vfRange": "0-1", "vdpaType": "virtio"}]}, r"vDPA"),
+    ],
+)
+def test_spec_validation_names_the_field(iface: dict, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        validate_spec_interfaces([iface])
+
+
+def test_duplicate_pf_in_spec() -> None:
+    with pytest.raises(ValidationError, match=r"interfaces\[1\].pciAddress: 0000:18:00.0 appears twice"):
+        validate_spec_interfaces([spec(), spec()])
