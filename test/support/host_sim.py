@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,3 +52,35 @@ def pf_status(host: Host, pci: str) -> dict[str, Any]:
         if iface["pciAddress"] == pci:
             return iface
     raise AssertionError(f"{pci} not discovered")
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def sim_process(root: Path, nics: list[str], *extra_args: str) -> Iterator[dict[str, Any]]:
+    """The simulator in its own process (it outlives daemons the test kills). Yields its description:
+    {"root", "netns", "socket", "pfs": [{"pciAddress", "name", "model", "totalvfs"}]}."""
+    cmd = [sys.executable, "-m", "sriovop.host.sim", "serve", "--root", str(root)]
+    for nic in nics:
+        cmd += ["--nic", nic]
+    proc = subprocess.Popen([*cmd, *extra_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line:
+            proc.wait(30)
+            raise AssertionError(f"simulator did not start: {proc.stderr.read() if proc.stderr else ''}")
+        yield json.loads(line)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()

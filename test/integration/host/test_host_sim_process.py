@@ -19,33 +19,18 @@ import pytest
 from sriovop.host import Host
 from sriovop.host import steps as S
 from sriovop.host.sim import SimControl
-from test.support.host_sim import pf_status
+from test.support.host_sim import pf_status, sim_process
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def sim_process(tmp_path: Path) -> Iterator[tuple[Path, dict]]:
+def sim_proc(tmp_path: Path) -> Iterator[tuple[Path, dict]]:
     root = tmp_path / "host"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sriovop.host.sim", "serve", "--root", str(root), "--nic", "xxv710:1",
-         "--nic", "82576:1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, f"simulator did not start: {proc.stderr.read() if proc.stderr else ''}"
-        yield root, json.loads(line)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    netns = json.loads(line)["netns"]
-    assert netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    with sim_process(root, ["xxv710:1", "82576:1"]) as desc:
+        yield root, desc
+    listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert desc["netns"] not in listing  # SIGTERM removed the namespace
 
 
 def run_apply(root: Path, spec: list[dict], crash_at: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -80,8 +65,8 @@ def assert_converged(root: Path, spec: list[dict]) -> None:
 
 
 @pytest.mark.parametrize("step", S.APPLY_STEPS)
-def test_killed_at_step_then_restarted_converges(sim_process: tuple[Path, dict], step: str) -> None:
-    root, desc = sim_process
+def test_killed_at_step_then_restarted_converges(sim_proc: tuple[Path, dict], step: str) -> None:
+    root, desc = sim_proc
     spec = full_spec(desc)
     crashed = run_apply(root, spec, crash_at=step)
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
@@ -93,8 +78,8 @@ def test_killed_at_step_then_restarted_converges(sim_process: tuple[Path, dict],
     assert json.loads(third.stdout)["configured"] == []
 
 
-def test_faults_injected_from_another_process(sim_process: tuple[Path, dict]) -> None:
-    root, desc = sim_process
+def test_faults_injected_from_another_process(sim_proc: tuple[Path, dict]) -> None:
+    root, desc = sim_proc
     pf = desc["pfs"][1]
     SimControl(root).fault(pf["pciAddress"], enomem=True)
     res = run_apply(root, [{"pciAddress": pf["pciAddress"], "name": pf["name"], "numVfs": 2}])
@@ -106,8 +91,8 @@ def test_faults_injected_from_another_process(sim_process: tuple[Path, dict]) ->
 
 
 @pytest.mark.parametrize("step", S.RESET_STEPS)
-def test_reset_killed_at_step_then_restarted_converges(sim_process: tuple[Path, dict], step: str) -> None:
-    root, desc = sim_process
+def test_reset_killed_at_step_then_restarted_converges(sim_proc: tuple[Path, dict], step: str) -> None:
+    root, desc = sim_proc
     spec = full_spec(desc)
     assert run_apply(root, spec).returncode == 0
     crashed = run_apply(root, [], crash_at=step)
