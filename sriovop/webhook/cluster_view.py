@@ -19,6 +19,7 @@ from sriovop.api.v1.selectors import node_selector_matches as node_selected
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.runtime.objects import freeze
 
 log = structlog.get_logger(__name__)
 
@@ -48,7 +49,9 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class StaticClusterView:
-    """A fixed snapshot: unit tests, the benchmark, and anything else that already holds the objects."""
+    """A fixed snapshot: unit tests, the benchmark, and anything else that already holds the objects.
+
+    Objects are frozen copies, as in an informer cache, so the rules may memoise work per object."""
 
     def __init__(
         self,
@@ -58,9 +61,9 @@ class StaticClusterView:
         nads: Sequence[Obj] = (),
         nics: SupportedNics | None = None,
     ) -> None:
-        self._nodes = list(nodes)
-        self._node_states = list(node_states)
-        self._policies = list(policies)
+        self._nodes = [freeze(n) for n in nodes]
+        self._node_states = [freeze(s) for s in node_states]
+        self._policies = [freeze(p) for p in policies]
         self._nads = {
             (n["metadata"].get("namespace", ""), n["metadata"]["name"]): n for n in nads
         }

@@ -13,6 +13,7 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.nicselector import interface_names, nic_selector_matches
 from sriovop.api.v1.pfnames import PfNameError, validate_pf_name
 from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.runtime.objects import FrozenDict
 from sriovop.webhook.admission import AdmissionRequest, Denied, Verdict
 from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.fields import as_map, loose_int, loose_str
@@ -278,9 +279,9 @@ def _peer(spec: PolicySpec) -> _Peer:
     return _Peer(spec, tuple(pfs), tuple(sorted(spec.node_selector.items())))
 
 
-#: id(stored policy) → (that object, its parsed form). Views hand out the same object until it changes
-#: (informer caches replace, never mutate, their frozen objects), so the identity check makes a hit
-#: safe; a live view's fresh objects simply miss. Bounded by clearing.
+#: id(stored policy) → (that object, its parsed form), for frozen objects only: a cache hands out the
+#: same FrozenDict until the object changes (it is replaced, never mutated), so an identity check makes
+#: a hit safe. A live view's fresh plain dicts are never kept (they would only pin memory). Bounded.
 _PEER_CACHE: dict[int, tuple[object, _Peer | None]] = {}
 _PEER_CACHE_MAX = 4096
 
@@ -291,9 +292,10 @@ def _cached_peer(obj: object) -> _Peer | None:
         return hit[1]
     spec = parse_policy_leniently(obj)
     peer = _peer(spec) if spec else None
-    if len(_PEER_CACHE) >= _PEER_CACHE_MAX:
-        _PEER_CACHE.clear()
-    _PEER_CACHE[id(obj)] = (obj, peer)
+    if type(obj) is FrozenDict:
+        if len(_PEER_CACHE) >= _PEER_CACHE_MAX:
+            _PEER_CACHE.clear()
+        _PEER_CACHE[id(obj)] = (obj, peer)
     return peer
 
 
@@ -320,7 +322,7 @@ def _cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> t
     key = tuple(sorted(aliases.items()))
     if len(_ALIAS_CACHE) >= _PEER_CACHE_MAX:
         _ALIAS_CACHE.clear()
-    if state is not None:
+    if type(state) is FrozenDict:
         _ALIAS_CACHE[id(state)] = (state, aliases, key)
     return aliases, key
 

@@ -264,3 +264,17 @@ def test_valid_policies_are_allowed_without_warnings() -> None:
         response = judge(policy(**spec))
         assert response["allowed"] is True, (spec, response)
         assert "warnings" not in response
+
+
+def test_memoised_peers_follow_object_replacement_and_skip_plain_dicts() -> None:
+    from sriovop.runtime.objects import FrozenDict
+    from sriovop.webhook import validate_policy
+
+    mine = policy(numVfs=8, nicSelector={"pfNames": ["ens1f0#0-1"]})
+    before = default_cluster([policy("other", numVfs=8, nicSelector={"pfNames": ["ens1f0#0-3"]})])
+    after = default_cluster([policy("other", numVfs=8, nicSelector={"pfNames": ["ens1f0#4-7"]})])
+    for _ in range(2):
+        assert_denied(judge(mine, before), "spec.nicSelector.pfNames[0]", "overlapped with existing policy other")
+        assert judge(mine, after)["allowed"] is True
+    assert all(type(obj) is FrozenDict for obj, _ in validate_policy._PEER_CACHE.values())
+    assert all(type(entry[0]) is FrozenDict for entry in validate_policy._ALIAS_CACHE.values())
