@@ -98,7 +98,8 @@ class Discoverer:
                     still.append((vf, dev))
             pending = still
 
-    def _netdev(self, dev: Path, eswitch: str) -> list[str]:
+    def _netdev(self, dev: Path) -> list[str]:
+        """Several netdevs on one function (representors, multi-port devices): the physical port first."""
         names = listdir(dev / "net")
         if len(names) > 1:
             ports = [n for n in names if _PHYS_PORT.match(read_str(dev / "net" / n / "phys_port_name") or "")]
@@ -129,7 +130,7 @@ class Discoverer:
         totalvfs_path = dev / "sriov_totalvfs"
         is_pf = totalvfs_path.exists()
         eswitch = self.devlink.eswitch_mode(addr) if is_pf else ""
-        names = self._netdev(dev, eswitch)
+        names = self._netdev(dev)
         name = names[0] if names else ""
         link = self._link(name, dev / "net" / name, links) if name else {}
         speed = read_str(self.paths.class_net / name / "speed") if name else None
