@@ -6,7 +6,6 @@ where the process itself matters (kill at an apply step, restart, CLI flags).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -26,6 +25,8 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap
 from sriovop.daemon.app import Daemon
 from sriovop.daemon.settings import DaemonSettings
+from sriovop.host.paths import HostPaths
+from sriovop.host.records import PfRecords
 from sriovop.host.steps import CRASH_ENV
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
@@ -208,5 +209,29 @@ def pf_spec(pf: dict[str, Any], num_vfs: int, *, mtu: int = 0, groups: list[dict
     return spec
 
 
-def describe(sim: Any) -> dict[str, Any]:
-    return json.loads(json.dumps(sim.describe()))
+def full_spec(sim: Any) -> list[dict[str, Any]]:
+    xxv, igb = sim.describe()["pfs"]
+    return [
+        pf_spec(xxv, 4, mtu=9000, groups=[
+            {"resourceName": "net", "deviceType": "netdevice", "vfRange": "0-1", "mtu": 9000, "policyName": "a"},
+            {"resourceName": "dpdk", "deviceType": "vfio-pci", "vfRange": "2-3", "policyName": "b"}]),
+        pf_spec(igb, 2),
+    ]
+
+
+def assert_host_matches(sim: Any, spec: list[dict[str, Any]]) -> None:
+    """Read the simulated kernel itself: VF count, drivers, MTUs, pinned admin MACs."""
+    xxv = sim.kernel.pfs[spec[0]["pciAddress"]]
+    assert xxv.numvfs == 4 and sorted(xxv.vfs) == [0, 1, 2, 3]
+    assert [xxv.vfs[i].driver for i in range(4)] == ["iavf", "iavf", "vfio-pci", "vfio-pci"]
+    assert [xxv.vfs[i].mtu for i in (0, 1)] == [9000, 9000]
+    for i in (0, 1):  # netdevice VFs: admin MAC pinned on the PF = the VF netdev's MAC
+        vf_dir = sim.kernel.dev_dir(xxv.vfs[i].pci) / "net"
+        mac = next(vf_dir.iterdir()).joinpath("address").read_text().strip()
+        assert xxv.vfs[i].admin_mac == mac != ""
+    igb = sim.kernel.pfs[spec[1]["pciAddress"]]
+    assert igb.numvfs == 2 and [igb.vfs[i].driver for i in range(2)] == ["igbvf", "igbvf"]
+    records = PfRecords(HostPaths.at(sim.root))
+    assert [records.load(s["pciAddress"]) for s in spec] == spec, "PF records are the applied spec"
+
+

@@ -11,7 +11,9 @@ from sriovop.host.sim import SimHost
 from sriovop.runtime.kinds import EVENT, NODE
 from test.support.daemon_harness import (
     annotation,
+    assert_host_matches,
     client_for,
+    full_spec,
     get_state,
     pf_spec,
     prepare_cluster,
@@ -22,32 +24,6 @@ from test.support.daemon_harness import (
     wait_sync,
 )
 from test.support.operator_drain import running_drain_manager
-
-
-def full_spec(sim: SimHost) -> list[dict]:
-    xxv, igb = sim.describe()["pfs"]
-    return [
-        pf_spec(xxv, 4, mtu=9000, groups=[
-            {"resourceName": "net", "deviceType": "netdevice", "vfRange": "0-1", "mtu": 9000, "policyName": "a"},
-            {"resourceName": "dpdk", "deviceType": "vfio-pci", "vfRange": "2-3", "policyName": "b"}]),
-        pf_spec(igb, 2),
-    ]
-
-
-def assert_host_matches(sim: SimHost, spec: list[dict]) -> None:
-    """Read the simulated kernel itself: VF count, drivers, MTUs, pinned admin MACs."""
-    xxv = sim.kernel.pfs[spec[0]["pciAddress"]]
-    assert xxv.numvfs == 4 and sorted(xxv.vfs) == [0, 1, 2, 3]
-    assert [xxv.vfs[i].driver for i in range(4)] == ["iavf", "iavf", "vfio-pci", "vfio-pci"]
-    assert [xxv.vfs[i].mtu for i in (0, 1)] == [9000, 9000]
-    for i in (0, 1):  # netdevice VFs: admin MAC pinned on the PF = the VF netdev's MAC
-        vf_dir = sim.kernel.dev_dir(xxv.vfs[i].pci) / "net"
-        mac = next(vf_dir.iterdir()).joinpath("address").read_text().strip()
-        assert xxv.vfs[i].admin_mac == mac != ""
-    igb = sim.kernel.pfs[spec[1]["pciAddress"]]
-    assert igb.numvfs == 2 and [igb.vfs[i].driver for i in range(2)] == ["igbvf", "igbvf"]
-    mtu = sim.kernel.dev_dir(igb.pci).joinpath("net", igb.ifname)
-    assert mtu.exists()
 
 
 def assert_status_lists_every_vf(state: dict, sim: SimHost, spec: list[dict]) -> None:
