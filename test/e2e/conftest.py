@@ -7,11 +7,13 @@ These tests boot QEMU guests; every module sets `pytestmark = pytest.mark.e2e`, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from urllib.parse import urlparse
 
 import pytest
 
-from test.support.vm_guest import ensure_setup
+from sriovop.devcluster import ControlPlane
+from test.support.vm_guest import GuestFactory, GuestVM, ensure_setup, guest_kubeconfig
 
 TIMINGS: dict[str, float] = {}
 
@@ -27,6 +29,27 @@ def vm_ready(vm_timings: dict[str, float]) -> Iterator[None]:
     """QEMU installed, kernel fetched, initramfs built (seconds: cold on a fresh machine, else warm)."""
     vm_timings["setup_seconds"] = ensure_setup()
     yield
+
+
+@pytest.fixture
+def cluster_guest(vm_ready: None, control_plane: ControlPlane) -> GuestFactory:
+    """Makes guests wired to the shared control plane: the apiserver forward, /run/job/kubeconfig
+    (admin unless `kubeconfig=` names another, e.g. `control_plane.mint_user(...)`), the hostname and
+    NODE_NAME set to `node`, KUBECONFIG exported. For the config daemon:
+
+        with cluster_guest(node="node-1").start(f"exec {venv}/sriovop config-daemon --host-root /") as g: ...
+    """
+    port = urlparse(control_plane.url).port
+    assert port, control_plane.url
+
+    def make(node: str = "e2e-node-1", igb: int = 1, kubeconfig: object = None,
+             env: Mapping[str, str] | None = None, files: Mapping[str, str | bytes] | None = None) -> GuestVM:
+        kc = guest_kubeconfig(str(kubeconfig) if kubeconfig else control_plane.kubeconfig)
+        return GuestVM(igb=igb, apiserver_port=port, hostname=node,
+                       env={"NODE_NAME": node, "KUBECONFIG": "/run/job/kubeconfig", **(env or {})},
+                       files={"kubeconfig": kc, **(files or {})})
+
+    return make
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

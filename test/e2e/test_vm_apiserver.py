@@ -19,7 +19,7 @@ from kubernetes import client
 
 from sriovop.devcluster import ControlPlane
 from test.support.kube import api_client
-from test.support.vm_guest import GuestVM, guest_kubeconfig
+from test.support.vm_guest import GuestFactory, GuestVM, guest_kubeconfig
 from test.support.vm_kube_probe import __file__ as PROBE
 
 pytestmark = pytest.mark.e2e
@@ -54,6 +54,7 @@ def test_guest_gets_version_through_forward_and_nothing_else(
     """)
     vm = GuestVM(igb=1, apiserver_port=port, files={
         "kubeconfig": guest_kubeconfig(control_plane.kubeconfig), "probe.py": script})
+    assert vm.files["kubeconfig"] != control_plane.kubeconfig.read_text()
     guest = vm.start(f"exec {VENV_PY} /run/job/probe.py", timeout=300)
     rc, console = guest.wait(330)
     out = guest.output
@@ -70,13 +71,10 @@ def test_guest_gets_version_through_forward_and_nothing_else(
 
 
 def test_long_lived_guest_command_talks_to_apiserver_until_stopped(
-    vm_ready: None, control_plane: ControlPlane, namespace: str, vm_timings: dict[str, float]
+    cluster_guest: GuestFactory, control_plane: ControlPlane, namespace: str, vm_timings: dict[str, float]
 ) -> None:
-    port = urlparse(control_plane.url).port
-    assert port
     hostname = "e2e-node-1"
-    vm = GuestVM(igb=1, apiserver_port=port, hostname=hostname,
-                 files={"kubeconfig": guest_kubeconfig(control_plane.kubeconfig)})
+    vm = cluster_guest(node=hostname)
     t0 = time.monotonic()
     with vm.start(f"exec {VENV_PY} {PROBE} /run/job/kubeconfig {namespace}", timeout=400) as guest:
         guest.wait_for(rf"PROBE-CREATED {namespace}/{hostname}", timeout=240)

@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
@@ -157,6 +157,10 @@ class GuestVM:
         if self.apiserver_port is not None:
             argv += ["--apiserver", str(self.apiserver_port)]
         return RunningGuest(argv, job)
+
+
+GuestFactory = Callable[..., GuestVM]
+"""What the e2e `cluster_guest` fixture returns: `make(node=, igb=, kubeconfig=, env=, files=) -> GuestVM`."""
 
 
 class RunningGuest:
