@@ -157,3 +157,26 @@ def test_exits_with_a_clear_error_for_an_empty_resource_prefix(env: dict[str, ob
     proc, _ = _start(env, str(env["ns"]), environ={"RESOURCE_PREFIX": ""})
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "RESOURCE_PREFIX" in stderr, stderr[-2000:]
+
+
+def test_cached_mode_reloads_the_supported_nic_list_from_its_watch(env: dict[str, object]) -> None:
+    ns = str(env["ns"])
+    proc, port = _start(env, ns, "--cache")
+    running = Running(None, env["ca"], "127.0.0.1", port)  # type: ignore[arg-type]
+    odd = policy(namespace=ns, nodeSelector=env["label"], nicSelector={"vendor": "abcd", "deviceID": "0001"})
+    try:
+        _wait_ready(proc, running)
+        message = running.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", odd))[1]["response"]["status"]
+        assert "vendor abcd is not supported" in message["message"]
+        client: Client = env["client"]  # type: ignore[assignment]
+        client.patch(core.CONFIG_MAP, "supported-nic-ids", {"data": {"Acme_x1": "abcd 0001 0002"}}, ns)
+        deadline = time.monotonic() + 10
+        while True:
+            message = running.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", odd))[1]["response"]["status"]
+            if "vendor abcd is not supported" not in message["message"]:
+                assert "no supported NIC is selected" in message["message"], message
+                break
+            assert time.monotonic() < deadline, "the watch never delivered the new supported NIC"
+            time.sleep(0.2)
+    finally:
+        assert _stop(proc) == 0

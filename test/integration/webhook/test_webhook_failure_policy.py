@@ -66,3 +66,43 @@ def test_operator_webhook_fails_closed_and_injector_fails_open(control_plane: Co
             client.delete(core.NAMESPACE, ns)
         client.close()
 
+
+
+def test_injector_match_condition_calls_only_annotated_pods(control_plane: ControlPlane) -> None:
+    """With the resourceInjectorMatchCondition gate the injector fails closed, but its CEL matchCondition
+    keeps pods without the networks annotation away from it, so only those pods are blocked when it is down."""
+    run = uuid.uuid4().hex[:8]
+    client = Client(load_config(str(control_plane.kubeconfig)))
+    ns = f"whmatch-{run}"
+    label = {"sriovop-webhook-match-test": run}
+    dead = Endpoint.url(f"https://127.0.0.1:{free_port()}", control_plane.ca_pem)
+    injector = injector_webhook_config(dead, name=f"network-resources-injector-config-{run}",
+                                       match_condition=True, namespace_selector={"matchLabels": label})
+    try:
+        client.create(core.NAMESPACE, {"metadata": {"name": ns, "labels": label}})
+        client.create(core.SERVICE_ACCOUNT, {"metadata": {"name": "default", "namespace": ns}})
+        client.create(core.MUTATING_WEBHOOK_CONFIGURATION, injector)
+
+        def pod(name: str, annotated: bool) -> dict[str, object]:
+            meta: dict[str, object] = {"name": name, "namespace": ns}
+            if annotated:
+                meta["annotations"] = {"k8s.v1.cni.cncf.io/networks": "net"}
+            return {"metadata": meta, "spec": {"containers": [{"name": "main", "image": "busybox"}]}}
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.create(core.POD, pod("probe", True), dry_run=True)
+            except ApiError as exc:
+                assert "failed calling webhook" in exc.message, exc.message
+                assert "network-resources-injector-config.k8s.io" in exc.message
+                break
+            assert time.monotonic() < deadline, "the injector configuration never took effect"
+            time.sleep(0.2)
+        client.create(core.POD, pod("plain", False))  # not sent to the (dead) injector at all
+    finally:
+        with contextlib.suppress(NotFound):
+            client.delete(core.MUTATING_WEBHOOK_CONFIGURATION, injector["metadata"]["name"])
+        with contextlib.suppress(NotFound):
+            client.delete(core.NAMESPACE, ns)
+        client.close()
