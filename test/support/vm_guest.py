@@ -39,6 +39,7 @@ HACK_VM = REPO / "hack" / "vm"
 GUEST_APISERVER = "10.0.2.100:6443"
 READY_RE = re.compile(r"SRIOVOP-GUEST-READY: uptime=([0-9.]+)")
 EXIT_RE = re.compile(r"SRIOVOP-GUEST-EXIT: (-?\d+)")
+RESERVED_JOB_FILES = ("cmd", "env", "rc", "stop")
 TIMEOUT_RC = 124
 NO_EXIT_RC = 125
 
@@ -120,6 +121,15 @@ class GuestVM:
     ) -> None:
         if not 0 <= igb <= 4:
             raise ValueError(f"igb: expected 0..4 PFs, got {igb}")
+        for name in files or {}:
+            if not name or "/" in name or name.startswith(".") or name in RESERVED_JOB_FILES:
+                raise ValueError(f"files: {name!r} must be a plain file name other than "
+                                 f"{', '.join(RESERVED_JOB_FILES)}")
+        if accel not in ("auto", "kvm", "tcg"):
+            raise ValueError(f"accel: expected auto, kvm or tcg, got {accel!r}")
+        for key in env or {}:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+                raise ValueError(f"env: {key!r} is not a shell variable name")
         self.igb = igb
         self.apiserver_port = apiserver_port
         self.env = dict(env or {})
@@ -144,8 +154,6 @@ class GuestVM:
         (job / "cmd").write_text(cmd + "\n")
         (job / "env").write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in self.env.items()))
         for name, content in self.files.items():
-            if "/" in name or name in ("cmd", "env", "rc", "stop"):
-                raise ValueError(f"files: {name!r} is not a plain file name or is reserved")
             path = job / name
             if isinstance(content, bytes):
                 path.write_bytes(content)
