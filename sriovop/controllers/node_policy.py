@@ -18,7 +18,8 @@ One sync (upstream's global policy reconcile):
 3. per node, NodeState `<node>` in the operator namespace with a controller ownerReference to the
    operator config: created with an empty spec if missing; left alone (except the keep-until
    annotation) until the daemon reported interfaces; otherwise its spec is recomputed with the policy
-   `Apply` merge (node_policy_apply) plus `system.rdmaMode` from the node's pool, and written only
+   `Apply` merge (node_policy_apply) plus `system.rdmaMode` from the node's pool (and, with the
+   feature gate manageSoftwareBridges, `bridges.ovs` from ApplyBridgeConfig), and written only
    when it changed. These writes run concurrently (`write_workers`), before anything else;
 4. NodeStates of nodes no longer selected: the device-plugin label is removed from the node, and the
    NodeState is deleted once `sriovnetwork.openshift.io/keep-state-until` (now + the delay, RFC3339)
@@ -56,7 +57,12 @@ from sriovop.api.v1.kinds import (
 )
 from sriovop.api.v1.selectors import node_labels, node_selector_matches
 from sriovop.api.v1.supportednics import SupportedNics, default_supported_nics
-from sriovop.controllers.node_policy_apply import PolicyError, desired_interfaces, sort_policies
+from sriovop.controllers.node_policy_apply import (
+    PolicyError,
+    desired_bridges,
+    desired_interfaces,
+    sort_policies,
+)
 from sriovop.controllers.pool_config import rdma_mode_for_node
 from sriovop.render.device_plugin_config import DevicePluginConfigError, node_config_json
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
@@ -195,11 +201,14 @@ class NodePolicyReconciler:
         states = {s["metadata"]["name"]: s for s in self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)}
         pools = self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
         owner = _owner_reference(config)
+        gates = spec.get("featureGates") or {}
+        bridges_enabled = bool(gates.get(consts.FG_MANAGE_SOFTWARE_BRIDGES,
+                                         consts.FEATURE_GATE_DEFAULTS[consts.FG_MANAGE_SOFTWARE_BRIDGES]))
 
         errors: list[str] = []
         with ThreadPoolExecutor(max_workers=self.write_workers, thread_name_prefix="nodestate-sync") as pool:
             futures = [pool.submit(self._sync_node_state, node, states.get(node["metadata"]["name"]),
-                                   policies, owner, pools, all_nodes) for node in nodes]
+                                   policies, owner, pools, all_nodes, bridges_enabled) for node in nodes]
             synced: dict[str, Obj | None] = {}
             for node, fut in zip(nodes, futures, strict=True):  # in order; all run concurrently
                 try:
@@ -230,7 +239,7 @@ class NodePolicyReconciler:
     # -- NodeStates ------------------------------------------------------------------------------
 
     def _desired_spec(self, node: Obj, state: Obj, policies: Sequence[Obj], pools: Sequence[Obj],
-                      all_nodes: Sequence[Obj]) -> dict[str, Any]:
+                      all_nodes: Sequence[Obj], bridges_enabled: bool) -> dict[str, Any]:
         desired: dict[str, Any] = {}
         interfaces = desired_interfaces(policies, node, _interfaces(state))
         if interfaces:
@@ -238,13 +247,14 @@ class NodePolicyReconciler:
         rdma = rdma_mode_for_node(node, pools, all_nodes) if pools else None
         if rdma:
             desired["system"] = {"rdmaMode": rdma}
-        bridges = (state.get("spec") or {}).get("bridges")
-        if bridges:  # software bridges are not managed here; keep what someone else wrote
-            desired["bridges"] = thaw(bridges)
+        if bridges_enabled:
+            ovs = desired_bridges(policies, node, _interfaces(state))
+            if ovs:
+                desired["bridges"] = {"ovs": ovs}
         return desired
 
     def _sync_node_state(self, node: Obj, state: Obj | None, policies: Sequence[Obj], owner: dict[str, Any],
-                         pools: Sequence[Obj], all_nodes: Sequence[Obj]) -> Obj | None:
+                         pools: Sequence[Obj], all_nodes: Sequence[Obj], bridges_enabled: bool) -> Obj | None:
         name = node["metadata"]["name"]
         if state is None:
             body: dict[str, Any] = {
@@ -273,7 +283,7 @@ class NodePolicyReconciler:
                 new = thaw(state)
                 new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
             else:
-                desired = self._desired_spec(node, state, policies, pools, all_nodes)
+                desired = self._desired_spec(node, state, policies, pools, all_nodes, bridges_enabled)
                 if (keep is None and _normalized(state.get("spec") or {}) == _normalized(desired)
                         and _same_owner(meta.get("ownerReferences"), owner)):
                     return state

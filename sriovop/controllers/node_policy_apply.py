@@ -142,3 +142,61 @@ def desired_interfaces(sorted_policies: Sequence[Mapping[str, Any]], node: Mappi
         apply_policy(policy, status_interfaces, out, prio == last_priority)
         last_priority = prio
     return out
+
+
+def bridge_name(pci_address: str) -> str:
+    """`br-<pci with ':' replaced by '_'>`, e.g. `br-0000_00_03.0`."""
+    return "br-" + pci_address.replace(":", "_")
+
+
+def apply_bridge_config(policy: Mapping[str, Any], status_interfaces: Sequence[Mapping[str, Any]],
+                        bridges: list[dict[str, Any]]) -> None:
+    """Upstream's ApplyBridgeConfig (feature gate manageSoftwareBridges), in place on `bridges.ovs`.
+
+    A selecting policy with `bridge.ovs` (re)defines one bridge per selected PF, with that PF as its only
+    uplink; a selecting policy without it removes the bridges whose uplink is that PF. The list stays
+    sorted by bridge name.
+    """
+    spec = policy.get("spec") or {}
+    selector = spec.get("nicSelector") or {}
+    if is_empty_selector(selector):
+        return
+    ovs = (spec.get("bridge") or {}).get("ovs")
+    name = policy["metadata"]["name"]
+    for iface in status_interfaces:
+        if not nic_selector_matches(selector, iface):
+            continue
+        pci = str(iface.get("pciAddress") or "")
+        if ovs is None:
+            bridges[:] = [b for b in bridges
+                          if not any(u.get("pciAddress") == pci for u in b.get("uplinks") or [])]
+            continue
+        if spec.get("eSwitchMode") != consts.ESWITCH_MODE_SWITCHDEV:
+            raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge is only allowed with "
+                              "spec.eSwitchMode switchdev")
+        if spec.get("linkType") and str(spec["linkType"]).lower() != consts.LINK_TYPE_ETH:
+            raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge needs spec.linkType eth")
+        if spec.get("externallyManaged"):
+            raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge cannot be used with "
+                              "spec.externallyManaged")
+        interface = dict((ovs.get("uplink") or {}).get("interface") or {})
+        if spec.get("mtu"):
+            interface["mtuRequest"] = spec["mtu"]
+        uplink: dict[str, Any] = {"pciAddress": pci, "name": iface.get("name") or ""}
+        if interface:
+            uplink["interface"] = interface
+        entry: dict[str, Any] = {"name": bridge_name(pci), "uplinks": [uplink]}
+        if ovs.get("bridge"):
+            entry["bridge"] = dict(ovs["bridge"])
+        bridges[:] = [b for b in bridges if b.get("name") != entry["name"]]
+        bridges.append(entry)
+        bridges.sort(key=lambda b: str(b.get("name")))
+
+
+def desired_bridges(sorted_policies: Sequence[Mapping[str, Any]], node: Mapping[str, Any],
+                    status_interfaces: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for policy in sorted_policies:
+        if policy_selects_node(policy, node):
+            apply_bridge_config(policy, status_interfaces, out)
+    return out
