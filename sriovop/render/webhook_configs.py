@@ -24,6 +24,15 @@ POD_MUTATING_PATH = "/mutate"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 
 FailurePolicy = Literal["Fail", "Ignore"]
+
+#: What `sriovop webhook` reads (ClusterRole rules; the integration tests run it with exactly these).
+#: list+watch serve the informer-backed `--cache` mode; the live mode needs only get and list.
+WEBHOOK_RBAC_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": [""], "resources": ["nodes", "configmaps"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [GROUP], "resources": ["sriovnetworknodestates", "sriovnetworknodepolicies"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["network-attachment-definitions"], "verbs": ["get"]},
+)
 Obj = dict[str, Any]
 
 

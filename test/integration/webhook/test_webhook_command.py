@@ -18,11 +18,12 @@ import pytest
 from sriovop.api.v1 import kinds
 from sriovop.devcluster import ControlPlane
 from sriovop.devcluster.process import free_port
+from sriovop.render.webhook_configs import WEBHOOK_RBAC_RULES
 from sriovop.runtime import kinds as core
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import NotFound
-from sriovop.webhook.handler import VALIDATING_PATH
+from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.webhook.handler import POD_MUTATING_PATH, VALIDATING_PATH
 from test.support.webhook_objects import SUPPORTED_NIC_DATA, intel_xxv710, node_state, policy, review
 from test.support.webhook_server import Running
 
@@ -180,3 +181,42 @@ def test_cached_mode_reloads_the_supported_nic_list_from_its_watch(env: dict[str
             time.sleep(0.2)
     finally:
         assert _stop(proc) == 0
+
+
+@pytest.mark.parametrize("mode", ["--no-cache", "--cache"])
+def test_runs_with_only_the_documented_permissions(env: dict[str, object], control_plane: ControlPlane,
+                                                   mode: str) -> None:
+    client: Client = env["client"]  # type: ignore[assignment]
+    user = f"sriovop-webhook-{env['run']}"
+    role = {"metadata": {"name": user}, "rules": [dict(r) for r in WEBHOOK_RBAC_RULES]}
+    binding = {"metadata": {"name": user},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": user},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
+    with contextlib.suppress(ApiError):
+        client.create(core.CLUSTER_ROLE, role)
+    with contextlib.suppress(ApiError):
+        client.create(core.CLUSTER_ROLE_BINDING, binding)
+    restricted = {**env, "kubeconfig": str(control_plane.mint_user(user))}
+    ns = str(env["ns"])
+    proc, port = _start(restricted, ns, mode)
+    running = Running(None, env["ca"], "127.0.0.1", port)  # type: ignore[arg-type]
+    try:
+        _wait_ready(proc, running)
+        ok = policy(namespace=ns, nodeSelector=env["label"])
+        answer = running.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", ok))[1]
+        assert answer["response"]["allowed"] is True, answer
+        pod = {"metadata": {"name": "p", "namespace": ns,
+                            "annotations": {"k8s.v1.cni.cncf.io/networks": "absent"}},
+               "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+        answer = running.post(POD_MUTATING_PATH, review("Pod", pod, group="", namespace=ns))[1]
+        assert f"network-attachment-definition {ns}/absent not found" in answer["response"]["status"]["message"]
+    finally:
+        assert _stop(proc) == 0
+
+
+def test_without_permissions_it_refuses_to_start(env: dict[str, object], control_plane: ControlPlane) -> None:
+    nobody = {**env, "kubeconfig": str(control_plane.mint_user(f"nobody-{env['run']}"))}
+    proc, _ = _start(nobody, str(env["ns"]))
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "supported-nic-ids" in stderr and "forbidden" in stderr.lower(), stderr[-2000:]
