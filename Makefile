@@ -53,5 +53,9 @@ e2e: $(VENV)/.installed control-plane vm
 crds: $(VENV)/.installed
 	$(VENV)/bin/sriovop gen crds --out manifests/crds
 
+# The local demo: control plane, webhook, two operator replicas, two simulated nodes (README's first command).
+demo: $(VENV)/.installed control-plane
+	$(VENV)/bin/sriovop demo $(DEMO_ARGS)
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -13,7 +13,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import ApiError
 from sriovop.runtime.kinds import CONFIG_MAP
-from sriovop.status import collect, render_text
+from sriovop.status import collect, model_names, render_text
 
 
 @click.command()
@@ -40,14 +40,7 @@ def command(kubeconfig: str | None, namespace: str, output: str, color: bool | N
 
 
 def _model_names(client: Client, namespace: str) -> dict[tuple[str, str], str]:
-    """Model names from the supported-nic-ids ConfigMap ("Intel_i40e_XXV710": "8086 158b 154c")."""
     try:
-        data = client.get(CONFIG_MAP, consts.SUPPORTED_NIC_IDS_CONFIGMAP, namespace).get("data") or {}
+        return model_names(client.get(CONFIG_MAP, consts.SUPPORTED_NIC_IDS_CONFIGMAP, namespace).get("data") or {})
     except ApiError:
         return {}
-    names: dict[tuple[str, str], str] = {}
-    for model, ids in data.items():
-        parts = str(ids).split()
-        if len(parts) >= 2:
-            names[(parts[0], parts[1])] = model.replace("_", " ")
-    return names

@@ -65,6 +65,16 @@ class ClusterStatus:
         return bool(self.nodes) and all(n.sync_status == consts.SYNC_STATUS_SUCCEEDED for n in self.nodes)
 
 
+def model_names(supported_nic_ids: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    """(vendor, PF device) → label, from the supported-nic-ids data ("Intel_i40e_XXV710": "8086 158b 154c")."""
+    names: dict[tuple[str, str], str] = {}
+    for label, ids in supported_nic_ids.items():
+        parts = str(ids).split()
+        if len(parts) >= 2:
+            names[(parts[0], parts[1])] = label.replace("_", " ")
+    return names
+
+
 def _model(iface: Mapping[str, Any], model_names: Mapping[tuple[str, str], str]) -> str:
     vendor, device = str(iface.get("vendor", "")), str(iface.get("deviceID", ""))
     known = model_names.get((vendor, device))

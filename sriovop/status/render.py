@@ -31,7 +31,7 @@ def render_text(report: ClusterStatus, colour: bool = False) -> str:
     if not report.nodes:
         return f"no SriovNetworkNodeStates in namespace {report.namespace}\n"
     lines: list[str] = []
-    header = f"  {'PF':<12} {'PCI':<14} {'MODEL':<26} {'VFS':>9} {'MTU':>6}  LINK"
+    header = f"  {'PF':<12} {'PCI':<14} {'MODEL':<32} {'VFS':>9} {'MTU':>6}  LINK"
     for node in report.nodes:
         lines.append(_node_header(node, colour))
         if node.last_sync_error:
@@ -45,7 +45,7 @@ def render_text(report: ClusterStatus, colour: bool = False) -> str:
             if pf.desired_vfs is not None and pf.desired_vfs != pf.num_vfs:
                 vfs = f"{pf.num_vfs}->{pf.desired_vfs}/{pf.total_vfs}"
             mtu = str(pf.mtu) if pf.mtu else "-"
-            lines.append(f"  {pf.name:<12} {pf.pci_address:<14} {pf.model[:26]:<26} {vfs:>9} {mtu:>6}  {pf.link}")
+            lines.append(f"  {pf.name:<12} {pf.pci_address:<14} {pf.model[:32]:<32} {vfs:>9} {mtu:>6}  {pf.link}")
             for g in pf.vf_groups:
                 lines.append(f"      VFs {g.vf_range:<7} -> {g.resource} ({g.device_type}, policy {g.policy})")
         lines.append("")

@@ -1,0 +1,60 @@
+"""`sriovop demo`: the whole operator on one machine, with simulated SR-IOV nodes."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+
+import click
+
+from sriovop.demo.runner import NS, Demo
+from sriovop.logsetup import configure_logging
+
+
+@click.command()
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("/tmp/sriovop-demo"), show_default=True,
+              help="Where the control plane, simulated hosts, certificates and logs go (wiped at start).")
+@click.option("--once", is_flag=True, help="Exit after convergence instead of running until Ctrl-C.")
+@click.option("--replicas", type=click.IntRange(1, 5), default=2, show_default=True,
+              help="Operator replicas (leader election picks one).")
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds to wait for discovery and for convergence.")
+def command(directory: Path, once: bool, replicas: int, timeout: float) -> None:
+    """Run the local demo: control plane, webhook, operators, two simulated nodes, a policy and a network.
+
+    It shows progress until every node reports Succeeded, prints `sriovop status`, and then keeps
+    everything running for exploration until Ctrl-C (or exits at once with --once). Nothing is left
+    running when it ends.
+    """
+    configure_logging("warning", "console")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    demo = Demo(directory.resolve(), click.echo, operator_replicas=replicas, timeout=timeout)
+    try:
+        result = demo.run(stop)
+        click.echo("")
+        click.echo(result.status_text)
+        if not result.converged:
+            raise click.ClickException(f"not converged within {timeout:.0f}s; logs in {directory / 'logs'}")
+        click.echo(f"converged in {result.seconds:.1f}s. Explore:")
+        click.echo(f"  export KUBECONFIG={result.kubeconfig}")
+        click.echo(f"  kubectl get sriovnetworknodestates -n {NS}")
+        click.echo("  kubectl get network-attachment-definitions -n default demo-net -o yaml")
+        click.echo(f"  sriovop status -n {NS}")
+        for line in result.metrics_urls:
+            name, url = line.rsplit(" ", 1)
+            click.echo(f"  curl -s {url}    # {name.rstrip(':')}")
+        if not once:
+            click.echo("Ctrl-C stops everything.")
+            while not stop.wait(0.5):
+                demo.procs.check_alive()
+    except KeyboardInterrupt:
+        click.echo("interrupted")
+    except (RuntimeError, TimeoutError, OSError) as exc:
+        raise click.ClickException(f"{exc}\n(logs in {directory / 'logs'})") from exc
+    finally:
+        click.echo("stopping ...")
+        demo.stop()
