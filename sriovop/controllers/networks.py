@@ -123,6 +123,9 @@ class NetworkReconciler:
         if meta.get("deletionTimestamp"):
             if consts.NETATTDEF_FINALIZER in finalizers:
                 self._delete_nad(network, target_namespace(network))
+                last = (meta.get("annotations") or {}).get(consts.LAST_NETWORK_NAMESPACE_ANNOTATION)
+                if last and last != target_namespace(network):  # a move that had not completed
+                    self._delete_nad(network, last)
                 self._set_finalizers(network, [f for f in finalizers if f != consts.NETATTDEF_FINALIZER])
             return None
         in_operator_ns = meta.get("namespace") == self.namespace
