@@ -48,15 +48,24 @@ def test_daemon_survives_apiserver_outages(private_cp: ControlPlane, node_name: 
     prepare_cluster(client, NAMESPACE, node_name, spec={"interfaces": [pf_spec(xxv, 2)]})
 
     # 1. Start while the API server is down: the daemon waits (logging why) instead of exiting.
-    outage = threading.Thread(target=private_cp.restart_apiserver, kwargs={"downtime": 4.0})
-    outage.start()
-    wait_for(lambda: private_cp.apiserver is None or private_cp.apiserver.poll() is not None, 30,
-             "the apiserver to stop")
-    daemon = DaemonProcess(private_cp.kubeconfig, NAMESPACE, node_name, sim.root, tmp_path / "daemon.log")
+    #    (restart_apiserver runs on this thread: the control plane's children die with the thread that
+    #    spawned them, so the daemon is started from a helper thread during the outage instead.)
+    started: list[DaemonProcess] = []
+
+    def start_daemon_during_outage() -> None:
+        wait_for(lambda: private_cp.apiserver is None or private_cp.apiserver.poll() is not None, 30,
+                 "the apiserver to stop", interval=0.02)
+        started.append(DaemonProcess(private_cp.kubeconfig, NAMESPACE, node_name, sim.root, tmp_path / "daemon.log"))
+
+    helper = threading.Thread(target=start_daemon_during_outage)
+    helper.start()
+    private_cp.restart_apiserver(downtime=4.0)
+    helper.join(30)
+    assert started, "the daemon was not started during the outage"
+    daemon = started[0]
     try:
-        wait_for(lambda: "waiting at start-up" in daemon.log_text(), 30, "the daemon to report its wait")
+        assert "waiting at start-up" in daemon.log_text() and "Connection refused" in daemon.log_text()
         assert daemon.alive()
-        outage.join(90)
         wait_for(lambda: sim.kernel.pfs[xxv["pciAddress"]].numvfs == 2, 60, "2 VFs once the server is back")
         wait_sync(client, NAMESPACE, node_name, consts.SYNC_STATUS_SUCCEEDED)
 
