@@ -117,7 +117,7 @@ class Operator:
         """The managers' server client; fenced by the lease when there is an election."""
         if self.election is None:
             return Client(rest)
-        return FencedClient(rest, self.election.may_write, who)
+        return FencedClient(rest, self.election.may_write, who, self.election.elector.identity)
 
     def _wire(self, nics: SupportedNics) -> None:
         s, ns, rec = self.settings, self.settings.namespace, self.recorder
@@ -183,7 +183,13 @@ class Operator:
         return 0
 
     def _cleanup_while_leading(self) -> None:
-        self.cleanup_report = cleanup(self.client, self.settings.namespace)
+        # Fenced like the controllers: if the lease cannot be renewed while the cleanup runs, a
+        # successor may already be adding the finalizers back, and this replica must stop writing.
+        client = self._writer(self.client.config, "cleanup")
+        try:
+            self.cleanup_report = cleanup(client, self.settings.namespace)
+        finally:
+            client.close()
 
     def cleanup(self) -> CleanupReport | None:
         """Without an election: clean up now. With one, the cleanup already ran just before the lease

@@ -1,0 +1,216 @@
+"""Pure analysis for the failover harness: replicas' write logs, leadership changes, fault outcomes.
+
+The operator logs every write attempt as a JSON line `event="write"` (sriovop/operator/fencing.py) with
+the resourceVersion the server answered. resourceVersions of one etcd are its revisions: a single
+global commit order across all objects. Each replica incarnation leads at most once (losing the lease
+ends the process), so its successful writes form one term; two terms "overlap" when their revision
+ranges intersect, i.e. the server committed a write of one leader between two writes of another. That
+is judged by the server's order, not by clocks, so a paused process whose response was logged late
+cannot fake an overlap, and a real interleaving cannot hide.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Write:
+    identity: str
+    sent: float  # wall-clock time the request was sent
+    done: float  # wall-clock time the line was logged (after the answer)
+    verb: str
+    resource: str
+    namespace: str
+    name: str
+    status: str
+    rv: int | None
+
+    @property
+    def ok(self) -> bool:
+        return self.status.startswith("2")
+
+
+def _timestamp(value: Any) -> float:
+    if not value:
+        return 0.0
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
+def parse_write(line: str) -> Write | None:
+    """One log line → a Write, or None for any other line (including non-JSON noise)."""
+    if '"write"' not in line:
+        return None
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict) or rec.get("event") != "write":
+        return None
+    rv_raw = str(rec.get("rv") or "")
+    return Write(
+        identity=str(rec.get("identity") or ""), sent=float(rec.get("sent") or 0.0),
+        done=_timestamp(rec.get("timestamp")) or float(rec.get("sent") or 0.0), verb=str(rec.get("verb") or ""),
+        resource=str(rec.get("resource") or ""), namespace=str(rec.get("namespace") or ""),
+        name=str(rec.get("name") or ""), status=str(rec.get("status") or ""),
+        rv=int(rv_raw) if rv_raw.isdigit() else None,
+    )
+
+
+def parse_writes(lines: Iterable[str]) -> list[Write]:
+    return [w for w in (parse_write(line) for line in lines) if w is not None]
+
+
+@dataclass(frozen=True)
+class Term:
+    """The successful writes of one identity: revision range and send-time range."""
+
+    identity: str
+    first_rv: int
+    last_rv: int
+    first_sent: float
+    last_sent: float
+    writes: int
+
+
+def terms(writes: Iterable[Write]) -> list[Term]:
+    by_id: dict[str, list[Write]] = {}
+    for w in writes:
+        if w.ok and w.rv is not None:
+            by_id.setdefault(w.identity, []).append(w)
+    out = []
+    for identity, ws in by_id.items():
+        rvs = [w.rv for w in ws if w.rv is not None]
+        out.append(Term(identity, min(rvs), max(rvs), min(w.sent for w in ws), max(w.sent for w in ws), len(ws)))
+    return sorted(out, key=lambda t: t.first_rv)
+
+
+def overlapping_terms(ts: Sequence[Term]) -> list[tuple[Term, Term]]:
+    """Every pair of identities whose revision ranges intersect (two leaders writing in one interval)."""
+    ordered = sorted(ts, key=lambda t: t.first_rv)
+    out = []
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            if b.first_rv > a.last_rv:
+                break
+            out.append((a, b))
+    return out
+
+
+@dataclass(frozen=True)
+class LeaseChange:
+    at: float
+    holder: str
+    transitions: int
+
+
+def holder_at(changes: Sequence[LeaseChange], at: float) -> str:
+    holder = ""
+    for c in changes:
+        if c.at > at:
+            break
+        holder = c.holder
+    return holder
+
+
+def first_acquire_after(changes: Sequence[LeaseChange], at: float, excluded: Iterable[str]) -> LeaseChange | None:
+    skip = set(excluded) | {""}
+    return next((c for c in changes if c.at >= at and c.holder not in skip), None)
+
+
+def first_write_after(writes: Iterable[Write], at: float, excluded: Iterable[str] = (),
+                      only: str | None = None) -> Write | None:
+    """The earliest successful write sent at or after `at` by someone not excluded (or by `only`)."""
+    skip = set(excluded)
+    best: Write | None = None
+    for w in writes:
+        if not w.ok or w.sent < at or w.identity in skip or (only is not None and w.identity != only):
+            continue
+        if best is None or w.sent < best.sent:
+            best = w
+    return best
+
+
+@dataclass
+class FaultRecord:
+    kind: str
+    at: float
+    victim: str = ""
+    old_leader: str = ""
+    resumed_at: float | None = None
+    apiserver_back_at: float | None = None
+    victim_exit_code: int | None = None
+    victim_lost_election: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+LEADER_FAULTS = ("sigterm_leader", "sigkill_leader", "sigstop_leader")
+
+
+def outcome(fault: FaultRecord, writes: Sequence[Write], changes: Sequence[LeaseChange]) -> dict[str, Any]:
+    """Takeover figures for one fault: who leads afterwards, when the Lease said so, and when that
+    leader first wrote (the new leader's first reconcile that changed something)."""
+    out: dict[str, Any] = {"fault": fault.kind, "at": round(fault.at, 3), "victim": fault.victim,
+                           "old_leader": fault.old_leader}
+    if fault.kind in LEADER_FAULTS:
+        acquired = first_acquire_after(changes, fault.at, [fault.old_leader])
+        first = first_write_after(writes, fault.at, excluded=[fault.old_leader])
+        out["new_leader"] = first.identity if first else None
+        out["lease_acquired_s"] = round(acquired.at - fault.at, 3) if acquired else None
+        out["takeover_s"] = round(first.sent - fault.at, 3) if first else None
+        out["took_over"] = first is not None
+    elif fault.kind == "apiserver_restart":
+        back = fault.apiserver_back_at or fault.at
+        first = first_write_after(writes, back)
+        out["new_leader"] = first.identity if first else None
+        out["leader_changed"] = bool(first and first.identity != fault.old_leader)
+        out["apiserver_down_s"] = round(back - fault.at, 3)
+        out["takeover_s"] = round(first.sent - fault.at, 3) if first else None
+        out["took_over"] = first is not None
+    else:  # a follower killed: the leader must simply carry on
+        first = first_write_after(writes, fault.at)
+        out["new_leader"] = first.identity if first else None
+        out["leader_changed"] = bool(first and first.identity != fault.old_leader)
+        out["takeover_s"] = round(first.sent - fault.at, 3) if first else None
+        out["took_over"] = first is not None and first.identity == fault.old_leader
+    if fault.kind == "sigstop_leader" and fault.resumed_at is not None:
+        late = [w for w in writes if w.identity == fault.old_leader and w.ok and w.sent >= fault.resumed_at]
+        out["writes_after_resume"] = len(late)
+        out["victim_exit_code"] = fault.victim_exit_code
+        out["victim_lost_election"] = fault.victim_lost_election
+    elif fault.victim_exit_code is not None:
+        out["victim_exit_code"] = fault.victim_exit_code
+    if fault.notes:
+        out["notes"] = list(fault.notes)
+    return out
+
+
+def summarize(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per fault type: count, takeovers, median/max of takeover and lease-acquired times."""
+    by_kind: dict[str, list[Mapping[str, Any]]] = {}
+    for o in outcomes:
+        by_kind.setdefault(str(o["fault"]), []).append(o)
+    out: dict[str, dict[str, Any]] = {}
+    for kind, items in by_kind.items():
+        times = [float(o["takeover_s"]) for o in items if o.get("takeover_s") is not None]
+        acquired = [float(o["lease_acquired_s"]) for o in items if o.get("lease_acquired_s") is not None]
+        entry: dict[str, Any] = {
+            "count": len(items), "took_over": sum(1 for o in items if o.get("took_over")),
+            "takeover_median_s": round(statistics.median(times), 3) if times else None,
+            "takeover_max_s": round(max(times), 3) if times else None,
+        }
+        if acquired:
+            entry["lease_acquired_median_s"] = round(statistics.median(acquired), 3)
+            entry["lease_acquired_max_s"] = round(max(acquired), 3)
+        if kind in ("apiserver_restart", "follower_kill"):
+            entry["leader_changed"] = sum(1 for o in items if o.get("leader_changed"))
+        if kind == "sigstop_leader":
+            entry["writes_after_resume"] = sum(int(o.get("writes_after_resume") or 0) for o in items)
+            entry["victims_exited_nonzero"] = sum(1 for o in items if (o.get("victim_exit_code") or 0) != 0)
+        out[kind] = entry
+    return out
