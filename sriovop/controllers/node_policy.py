@@ -63,7 +63,7 @@ from sriovop.controllers.node_policy_apply import (
     desired_interfaces,
     sort_policies,
 )
-from sriovop.controllers.pool_config import rdma_mode_for_node
+from sriovop.controllers.pool_config import is_hw_offload_pool, selector_matches
 from sriovop.render.device_plugin_config import DevicePluginConfigError, node_config_json
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
 from sriovop.runtime.errors import Conflict, NotFound
@@ -199,7 +199,7 @@ class NodePolicyReconciler:
         all_nodes = self.reader.list(NODE)
         nodes = [n for n in all_nodes if node_selector_matches(daemon_selector, node_labels(n))]
         states = {s["metadata"]["name"]: s for s in self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)}
-        pools = self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
+        rdma_modes = _rdma_modes(nodes, self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace))
         owner = _owner_reference(config)
         gates = spec.get("featureGates") or {}
         bridges_enabled = bool(gates.get(consts.FG_MANAGE_SOFTWARE_BRIDGES,
@@ -208,7 +208,8 @@ class NodePolicyReconciler:
         errors: list[str] = []
         with ThreadPoolExecutor(max_workers=self.write_workers, thread_name_prefix="nodestate-sync") as pool:
             futures = [pool.submit(self._sync_node_state, node, states.get(node["metadata"]["name"]),
-                                   policies, owner, pools, all_nodes, bridges_enabled) for node in nodes]
+                                   policies, owner, rdma_modes.get(node["metadata"]["name"]), bridges_enabled)
+                       for node in nodes]
             synced: dict[str, Obj | None] = {}
             for node, fut in zip(nodes, futures, strict=True):  # in order; all run concurrently
                 try:
@@ -238,13 +239,12 @@ class NodePolicyReconciler:
 
     # -- NodeStates ------------------------------------------------------------------------------
 
-    def _desired_spec(self, node: Obj, state: Obj, policies: Sequence[Obj], pools: Sequence[Obj],
-                      all_nodes: Sequence[Obj], bridges_enabled: bool) -> dict[str, Any]:
+    def _desired_spec(self, node: Obj, state: Obj, policies: Sequence[Obj], rdma: str | None,
+                      bridges_enabled: bool) -> dict[str, Any]:
         desired: dict[str, Any] = {}
         interfaces = desired_interfaces(policies, node, _interfaces(state))
         if interfaces:
             desired["interfaces"] = interfaces
-        rdma = rdma_mode_for_node(node, pools, all_nodes) if pools else None
         if rdma:
             desired["system"] = {"rdmaMode": rdma}
         if bridges_enabled:
@@ -254,7 +254,7 @@ class NodePolicyReconciler:
         return desired
 
     def _sync_node_state(self, node: Obj, state: Obj | None, policies: Sequence[Obj], owner: dict[str, Any],
-                         pools: Sequence[Obj], all_nodes: Sequence[Obj], bridges_enabled: bool) -> Obj | None:
+                         rdma: str | None, bridges_enabled: bool) -> Obj | None:
         name = node["metadata"]["name"]
         if state is None:
             body: dict[str, Any] = {
@@ -262,7 +262,6 @@ class NodePolicyReconciler:
                 "metadata": {"name": name, "namespace": self.namespace, "ownerReferences": [owner]},
                 "spec": {},
             }
-            rdma = rdma_mode_for_node(node, pools, all_nodes) if pools else None
             if rdma:
                 body["spec"]["system"] = {"rdmaMode": rdma}
             try:
@@ -283,7 +282,7 @@ class NodePolicyReconciler:
                 new = thaw(state)
                 new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
             else:
-                desired = self._desired_spec(node, state, policies, pools, all_nodes, bridges_enabled)
+                desired = self._desired_spec(node, state, policies, rdma, bridges_enabled)
                 if (keep is None and _normalized(state.get("spec") or {}) == _normalized(desired)
                         and _same_owner(meta.get("ownerReferences"), owner)):
                     return state
@@ -401,6 +400,23 @@ class NodePolicyReconciler:
             self.client.patch(NODE, name, {"metadata": {"labels": {consts.DEVICE_PLUGIN_LABEL: value}}})
         except NotFound:
             pass
+
+
+def _rdma_modes(nodes: Sequence[Obj], pools: Sequence[Obj]) -> dict[str, str | None]:
+    """node name → the rdmaMode of its pool (pool_config.find_node_pool's rules, in one pass): the one
+    non-offload pool selecting it; None for the default pool, for a node in two pools, or when a pool
+    selector is malformed (both are reported by the pool-config controller, not here)."""
+    candidates = [p for p in pools if not is_hw_offload_pool(p)]
+    out: dict[str, str | None] = {}
+    for node in nodes:
+        labels = node_labels(node)
+        try:
+            matching = [p for p in candidates if selector_matches((p.get("spec") or {}).get("nodeSelector"), labels)]
+        except ValueError:
+            matching = []
+        mode = (matching[0].get("spec") or {}).get("rdmaMode") if len(matching) == 1 else None
+        out[node["metadata"]["name"]] = mode or None
+    return out
 
 
 def _interfaces(state: Obj | None) -> Any:

@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 
 from sriovop.api.v1 import consts
-from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
+from sriovop.api.v1.kinds import (
+    SRIOV_NETWORK_NODE_POLICY,
+    SRIOV_NETWORK_NODE_STATE,
+    SRIOV_NETWORK_POOL_CONFIG,
+    SRIOV_OPERATOR_CONFIG,
+)
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
@@ -109,6 +114,9 @@ def test_policies_on_overlapping_nodes_with_priorities(kubeconfig: Path, namespa
                    nicSelector={"pfNames": ["enp59s0f0#4-7"]})
     cluster.policy("pf1", 5, {"b": "1"}, resourceName="r_pf1", numVfs=2,
                    nicSelector={"vendor": "8086", "rootDevices": ["0000:3b:00.1"]})
+    cluster.client.create(SRIOV_NETWORK_POOL_CONFIG, {"metadata": {"name": "rdma", "namespace": namespace},
+                                                      "spec": {"nodeSelector": {"matchLabels": {"a": "1"}},
+                                                               "rdmaMode": "exclusive"}})
     with node_policy_controller(kubeconfig, namespace, stale_delay_minutes=30):
         for node in (both, only_a, only_b, idle):
             state = wait_for(lambda n=node: cluster.state(n), what=f"NodeState {node}")
@@ -126,6 +134,9 @@ def test_policies_on_overlapping_nodes_with_priorities(kubeconfig: Path, namespa
         assert (pf0["numVfs"], pf0["mtu"]) == (16, 9000)  # merged: the larger of each
         assert groups(pf1) == [("pf1", "0-1")] and pf1["numVfs"] == 2
         (a0,) = wait_for(lambda: cluster.spec_interfaces(only_a), what="spec on 'only-a'")
+        # the pool selecting label a=1 puts its RDMA mode into those nodes' specs only
+        assert [cluster.state(n)["spec"].get("system") for n in (both, only_a, only_b)] == [
+            {"rdmaMode": "exclusive"}, {"rdmaMode": "exclusive"}, None]
         assert groups(a0) == [("low", "0-3")] and (a0["numVfs"], a0["mtu"]) == (8, 1500)
         b = wait_for(lambda: len(s := cluster.spec_interfaces(only_b)) == 2 and s, what="spec on 'only-b'")
         assert [groups(i) for i in b] == [[("high", "4-7")], [("pf1", "0-1")]]

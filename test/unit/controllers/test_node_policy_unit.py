@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sriovop.controllers.node_policy import NodePolicyReconciler, stale_delay_from_env
+from sriovop.controllers.node_policy import NodePolicyReconciler, _rdma_modes, stale_delay_from_env
 from sriovop.controllers.node_policy_apply import PolicyError, desired_bridges
 from sriovop.runtime.controller import Request
 
@@ -76,3 +76,15 @@ def test_bridge_errors(extra: dict[str, Any], message: str) -> None:
     p = policy("bad", nicSelector={"vendor": "15b3"}, bridge={"ovs": {}}, **extra)
     with pytest.raises(PolicyError, match=message):
         desired_bridges([p], NODE, IFACES)
+
+
+def test_rdma_mode_from_the_single_pool_of_a_node() -> None:
+    nodes = [{"metadata": {"name": n, "labels": labels}} for n, labels in
+             [("a", {"p": "1"}), ("both", {"p": "1", "q": "1"}), ("none", {}), ("hw", {"h": "1"})]]
+    pools = [
+        {"metadata": {"name": "p"}, "spec": {"nodeSelector": {"matchLabels": {"p": "1"}}, "rdmaMode": "shared"}},
+        {"metadata": {"name": "q"}, "spec": {"nodeSelector": {"matchLabels": {"q": "1"}}, "rdmaMode": "exclusive"}},
+        {"metadata": {"name": "hw"}, "spec": {"nodeSelector": {"matchLabels": {"h": "1"}}, "rdmaMode": "exclusive",
+                                              "ovsHardwareOffloadConfig": {"name": "mcp"}}},
+    ]
+    assert _rdma_modes(nodes, pools) == {"a": "shared", "both": None, "none": None, "hw": None}
