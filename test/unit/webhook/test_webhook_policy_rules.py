@@ -268,7 +268,7 @@ def test_valid_policies_are_allowed_without_warnings() -> None:
 
 def test_memoised_peers_follow_object_replacement_and_skip_plain_dicts() -> None:
     from sriovop.runtime.objects import FrozenDict
-    from sriovop.webhook import validate_policy
+    from sriovop.webhook import policy_peers
 
     mine = policy(numVfs=8, nicSelector={"pfNames": ["ens1f0#0-1"]})
     before = default_cluster([policy("other", numVfs=8, nicSelector={"pfNames": ["ens1f0#0-3"]})])
@@ -276,5 +276,5 @@ def test_memoised_peers_follow_object_replacement_and_skip_plain_dicts() -> None
     for _ in range(2):
         assert_denied(judge(mine, before), "spec.nicSelector.pfNames[0]", "overlapped with existing policy other")
         assert judge(mine, after)["allowed"] is True
-    assert all(type(obj) is FrozenDict for obj, _ in validate_policy._PEER_CACHE.values())
-    assert all(type(entry[0]) is FrozenDict for entry in validate_policy._ALIAS_CACHE.values())
+    assert all(type(obj) is FrozenDict for obj, _ in policy_peers._PEER_CACHE.values())
+    assert all(type(entry[0]) is FrozenDict for entry in policy_peers._ALIAS_CACHE.values())

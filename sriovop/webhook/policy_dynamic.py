@@ -1,0 +1,166 @@
+"""SriovNetworkNodePolicy dynamic rules: judged against the live cluster (Nodes, NodeStates, policies)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.nicselector import nic_selector_matches
+from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.webhook.admission import Denied
+from sriovop.webhook.cluster_view import ClusterView
+from sriovop.webhook.fields import as_map, loose_int, loose_str
+from sriovop.webhook.policy_peers import (
+    Peer,
+    cached_aliases,
+    cached_peer,
+    check_node_independent_conflicts,
+    check_pf_conflicts,
+)
+from sriovop.webhook.policy_spec import PolicySpec
+from sriovop.webhook.selection import explain_mismatch, parse_pf_name
+
+#: Substrings of a node's spec.providerID that mean a virtual platform (upstream's PlatformsMap).
+VIRTUAL_PLATFORMS = ("openstack", "aws")
+_MAX_REASONS = 3
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return loose_str(meta.get("name")) if isinstance(meta, dict) else ""
+
+
+def _interfaces(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    if not state:
+        return []
+    status = state.get("status")
+    ifaces = status.get("interfaces") if isinstance(status, dict) else None
+    return [i for i in ifaces if isinstance(i, dict)] if isinstance(ifaces, list) else []
+
+
+def interface_unselected_reason(
+    p: PolicySpec, iface: Mapping[str, Any], node: Mapping[str, Any], nics: SupportedNics, dev_mode: bool,
+    selector: Mapping[str, Any] | None = None, explain: bool = True,
+) -> str | None:
+    """None when the policy selects this NodeState interface (selector match and a supported model);
+    otherwise why not (or just "" when `explain` is off: building reasons is the costly part)."""
+    selector = p.nic.as_dict() if selector is None else selector
+    if not nic_selector_matches(selector, iface):
+        return explain_mismatch(selector, iface) if explain else ""
+    vendor, device = loose_str(iface.get("vendor")), loose_str(iface.get("deviceID"))
+    if dev_mode or nics.is_supported_model(vendor, device):
+        return None
+    spec = as_map(node.get("spec"))
+    provider = loose_str(spec.get("providerID")).lower()
+    if (
+        any(platform in provider for platform in VIRTUAL_PLATFORMS)
+        and p.nic.net_filter
+        and p.nic.net_filter == loose_str(iface.get("netFilter"))
+        and nics.is_vf_supported_model(vendor, device)
+    ):
+        return None
+    return f"vendor/device {vendor}/{device} is not in the supported NIC list" if explain else ""
+
+
+def _check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> None:
+    where = f"interface({loose_str(iface.get('name'))}) on node {node_name}"
+    vendor = loose_str(iface.get("vendor")).lower()
+    if p.num_vfs == 0:
+        raise Denied("spec.numVfs", f"numVfs(0) in CR {p.name} is not allowed ({where} is selected)")
+    total = loose_int(iface.get("totalvfs"))
+    if vendor == consts.VENDOR_INTEL and p.num_vfs > total:
+        raise Denied(
+            "spec.numVfs",
+            f"numVfs({p.num_vfs}) in CR {p.name} exceed the maximum allowed value({total}) {where}",
+        )
+    if vendor == consts.VENDOR_MELLANOX and p.num_vfs > consts.MELLANOX_MAX_NUM_VFS:
+        raise Denied(
+            "spec.numVfs",
+            f"numVfs({p.num_vfs}) in CR {p.name} exceed the maximum allowed value"
+            f"({consts.MELLANOX_MAX_NUM_VFS}) {where}",
+        )
+    if p.externally_managed:
+        current_vfs = loose_int(iface.get("numVfs"))
+        if p.num_vfs > current_vfs:
+            raise Denied(
+                "spec.numVfs",
+                f"numVfs({p.num_vfs}) in CR {p.name} is higher than the virtual functions allocated for the PF "
+                f"externally value({current_vfs}) {where}",
+            )
+        current_mtu = loose_int(iface.get("mtu"))
+        if p.mtu and p.mtu > current_mtu:
+            raise Denied(
+                "spec.mtu",
+                f"MTU({p.mtu}) in CR {p.name} is higher than the MTU for the PF externally value({current_mtu}) "
+                f"{where}",
+            )
+        current_link = loose_str(iface.get("linkType"))
+        if p.link_type and p.link_type.lower() != current_link.lower():
+            raise Denied(
+                "spec.linkType",
+                f"LinkType({p.link_type}) in CR {p.name} is not equal to the LinkType for the PF externally "
+                f"value({current_link}) {where}",
+            )
+    if p.vdpa_type and vendor != consts.VENDOR_MELLANOX:
+        raise Denied(
+            "spec.vdpaType",
+            f"vendor({iface.get('vendor')}) in CR {p.name} not supported for vdpa {where}",
+        )
+
+
+def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
+    nodes = view.nodes(p.node_selector)
+    if not nodes:
+        raise Denied(
+            "spec.nodeSelector",
+            f"no matched node is selected by the nodeSelector in CR {p.name} (selector {p.node_selector})",
+        )
+    states = {_name(s): s for s in view.node_states()}
+    peers = [peer for peer in (cached_peer(o) for o in view.policies()) if peer and peer.spec.name != p.name]
+    groups: dict[tuple[tuple[str, str], ...], list[Peer]] = {}
+    for peer in peers:
+        groups.setdefault(peer.selector_key, []).append(peer)
+    mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
+    selector = p.nic.as_dict()
+    nics = view.supported_nics()
+    selected = False
+    reasons: list[str] = []
+    # Many nodes look alike (same labels for the peers' selectors, same PF names): each distinct
+    # (peer, PF naming) pair is judged once, which keeps 50 nodes x 50 policies at a few hundred checks.
+    judged: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    judged_static: set[str] = set()
+    judged_groups: set[tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
+    for node in nodes:
+        node_name = _name(node)
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        state = states.get(node_name)
+        interfaces = _interfaces(state)
+        for iface in interfaces:
+            explain = not selected and len(reasons) < _MAX_REASONS
+            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain)
+            if reason is None:
+                selected = True
+                _check_interface(p, iface, node_name)
+            elif explain:
+                reasons.append(f"node {node_name} interface {iface.get('name')}: {reason}")
+        if not groups:
+            continue
+        aliases, alias_key = cached_aliases(state, interfaces)
+        for selector_key, members in groups.items():
+            if (selector_key, alias_key) in judged_groups or not all(labels.get(k) == v for k, v in selector_key):
+                continue
+            judged_groups.add((selector_key, alias_key))
+            for peer in members:
+                if peer.spec.name not in judged_static:
+                    check_node_independent_conflicts(p, peer.spec)
+                    judged_static.add(peer.spec.name)
+                if mine and (peer.spec.name, alias_key) not in judged:
+                    check_pf_conflicts(p, mine, peer, aliases)
+                    judged.add((peer.spec.name, alias_key))
+    if not selected:
+        detail = "; ".join(reasons) if reasons else "no selected node reports any interface in its NodeState"
+        raise Denied(
+            "spec.nicSelector",
+            f"no supported NIC is selected by the nicSelector in CR {p.name} ({detail})",
+        )

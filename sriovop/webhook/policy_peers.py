@@ -1,0 +1,125 @@
+"""Conflicts between a policy and the other stored policies that select the same node.
+
+A validation compares one policy with every peer on every selected node; parsed peers and per-node
+name aliases are memoised for frozen (cache) objects, and each distinct (peer, PF naming) pair is
+judged once, which keeps 50 nodes x 50 policies at a few hundred comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sriovop.api.v1.nicselector import interface_names
+from sriovop.api.v1.pfnames import PfNameError
+from sriovop.runtime.objects import FrozenDict
+from sriovop.webhook.admission import Denied
+from sriovop.webhook.fields import loose_str
+from sriovop.webhook.policy_spec import PolicySpec, parse_policy_leniently
+from sriovop.webhook.selection import PfName, parse_pf_name, ranges_overlap
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """Another policy, with its pfNames parsed once per request rather than once per node."""
+
+    spec: PolicySpec
+    pfs: tuple[tuple[str, PfName], ...]
+    selector_key: tuple[tuple[str, str], ...]
+
+
+def to_peer(spec: PolicySpec) -> Peer:
+    pfs = []
+    for entry in spec.nic.pf_names:
+        try:
+            pfs.append((entry, parse_pf_name(entry)))
+        except PfNameError:
+            continue  # judged when that policy was admitted; unparsable entries select nothing
+    return Peer(spec, tuple(pfs), tuple(sorted(spec.node_selector.items())))
+
+
+#: id(stored policy) → (that object, its parsed form), for frozen objects only: a cache hands out the
+#: same FrozenDict until the object changes (it is replaced, never mutated), so an identity check makes
+#: a hit safe. A live view's fresh plain dicts are never kept (they would only pin memory). Bounded.
+_PEER_CACHE: dict[int, tuple[object, Peer | None]] = {}
+_PEER_CACHE_MAX = 4096
+
+
+def cached_peer(obj: object) -> Peer | None:
+    hit = _PEER_CACHE.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    spec = parse_policy_leniently(obj)
+    peer = to_peer(spec) if spec else None
+    if type(obj) is FrozenDict:
+        if len(_PEER_CACHE) >= _PEER_CACHE_MAX:
+            _PEER_CACHE.clear()
+        _PEER_CACHE[id(obj)] = (obj, peer)
+    return peer
+
+
+AliasKey = tuple[tuple[str, str], ...]
+#: id(NodeState) → (that object, its name aliases, their hashable key); the same identity rule as peers.
+_ALIAS_CACHE: dict[int, tuple[object, dict[str, str], AliasKey]] = {}
+
+
+def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Every PF name and alternative name on a node → the PF's real name (first interface wins)."""
+    out: dict[str, str] = {}
+    for iface in interfaces:
+        real = loose_str(iface.get("name"))
+        for name in interface_names(iface):
+            out.setdefault(name, real or name)
+    return out
+
+
+def cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:
+    hit = _ALIAS_CACHE.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1], hit[2]
+    aliases = _aliases(interfaces)
+    key = tuple(sorted(aliases.items()))
+    if len(_ALIAS_CACHE) >= _PEER_CACHE_MAX:
+        _ALIAS_CACHE.clear()
+    if type(state) is FrozenDict:
+        _ALIAS_CACHE[id(state)] = (state, aliases, key)
+    return aliases, key
+
+
+def check_pf_conflicts(
+    p: PolicySpec, mine: Sequence[tuple[int, str, PfName]], peer: Peer, aliases: Mapping[str, str]
+) -> None:
+    """The same PF (alternative names resolved through the node's NodeState) in both policies."""
+    other = peer.spec
+    for i, entry, cur in mine:
+        cur_name = aliases.get(cur.name, cur.name)
+        for other_entry, prev in peer.pfs:
+            if aliases.get(prev.name, prev.name) != cur_name:
+                continue
+            if p.externally_managed != other.externally_managed:
+                raise Denied(
+                    "spec.externallyManaged",
+                    f"externallyManage is inconsistent with existing policy {other.name} on PF {cur_name}",
+                )
+            if ranges_overlap(cur, prev):
+                raise Denied(
+                    f"spec.nicSelector.pfNames[{i}]",
+                    f"VF index range in {entry} is overlapped with existing policy {other.name} ({other_entry})",
+                )
+
+
+def check_node_independent_conflicts(p: PolicySpec, other: PolicySpec) -> None:
+    for i, root in enumerate(p.nic.root_devices):
+        if root in other.nic.root_devices:
+            raise Denied(
+                f"spec.nicSelector.rootDevices[{i}]",
+                f"root device {root} is overlapped with existing policy {other.name}",
+            )
+    if p.resource_name == other.resource_name and p.exclude_topology != other.exclude_topology:
+        raise Denied(
+            "spec.excludeTopology",
+            f"excludeTopology[{str(p.exclude_topology).lower()}] field conflicts with policy "
+            f"[{other.name}].ExcludeTopology[{str(other.exclude_topology).lower()}] as they target the same "
+            f"resource[{p.resource_name}]",
+        )
