@@ -99,13 +99,16 @@ def test_update_changes_nad(api: Client, namespace: str) -> None:
     assert nad["metadata"]["annotations"][consts.NAD_RESOURCE_NAME_ANNOTATION] == "openshift.io/other"
 
 
-def test_hand_edited_nad_is_restored(api: Client, namespace: str) -> None:
+def test_hand_edited_or_deleted_nad_is_restored(api: Client, namespace: str) -> None:
     create_network(api, SRIOV_NETWORK, namespace, "net3")
     nad = wait_for(lambda: api.get(NAD, "net3", namespace), what="the NAD")
     rendered = nad["spec"]["config"]
     nad["spec"]["config"] = '{"cniVersion":"1.0.0","name":"net3","type":"macvlan"}'
     api.update(NAD, nad)
     wait_for(lambda: api.get(NAD, "net3", namespace)["spec"]["config"] == rendered, what="config restored")
+    uid = api.get(NAD, "net3", namespace)["metadata"]["uid"]
+    api.delete(NAD, "net3", namespace)
+    wait_for(lambda: api.get(NAD, "net3", namespace)["metadata"]["uid"] != uid, what="deleted NAD recreated")
 
 
 def test_move_namespace_and_delete_with_finalizer(api: Client, namespace: str, other_namespace: str) -> None:
