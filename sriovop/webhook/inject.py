@@ -21,6 +21,8 @@ from sriovop.webhook.fields import as_list, as_map, loose_str
 
 ANNOTATION_FIELD = f"metadata.annotations[{consts.POD_NETWORKS_ANNOTATION}]"
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+#: `<domain>/<name>` as the API server accepts extended resources (domain not kubernetes.io).
+_EXTENDED_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _HUGEPAGES = (("1G", "hugepages-1Gi"), ("2M", "hugepages-2Mi"))
 
 
@@ -83,11 +85,19 @@ def _resources_for(refs: list[NetworkRef], view: ClusterView) -> Counter[str]:
                 f"network-attachment-definition {ref.namespace}/{ref.name} not found; create it (or the SR-IOV "
                 "network that renders it) before the pod",
             )
-        annotations = (nad.get("metadata") or {}).get("annotations") or {}
-        resource = loose_str(annotations.get(consts.NAD_RESOURCE_NAME_ANNOTATION)) if isinstance(
-            annotations, dict) else ""
-        if resource:
-            wanted[resource] += 1
+        annotations = as_map(as_map(nad.get("metadata")).get("annotations"))
+        resource = loose_str(annotations.get(consts.NAD_RESOURCE_NAME_ANNOTATION)).strip()
+        if not resource:
+            continue
+        if not _EXTENDED_RESOURCE.match(resource) or len(resource) > 253:
+            # Injecting it would only make the API server reject the pod with a message about resources.
+            raise Denied(
+                ANNOTATION_FIELD,
+                f"network-attachment-definition {ref.namespace}/{ref.name} has annotation "
+                f"{consts.NAD_RESOURCE_NAME_ANNOTATION}={resource!r}, which is not an extended resource "
+                "name like openshift.io/intelnics",
+            )
+        wanted[resource] += 1
     return wanted
 
 

@@ -16,6 +16,7 @@ from test.support.webhook_objects import NICS, SETTINGS, apply_json_patch, nad, 
 
 VIEW = StaticClusterView(nads=[
     nad("sriov-a", "apps"), nad("sriov-b", "other", "openshift.io/mlxnics"), nad("macvlan", "apps", None),
+    nad("broken", "apps", "intel nics"),
 ], nics=NICS)
 
 
@@ -96,6 +97,13 @@ def test_missing_nad_denies_naming_it() -> None:
     message = response["status"]["message"]
     assert 'Pod "apps/p" is invalid: metadata.annotations[k8s.v1.cni.cncf.io/networks]:' in message
     assert "network-attachment-definition apps/missing not found" in message
+
+
+def test_nad_with_an_unusable_resource_name_denies_naming_it() -> None:
+    response = mutate(pod("p", "apps", "sriov-a, broken"))
+    assert response["allowed"] is False
+    assert "network-attachment-definition apps/broken has annotation" in response["status"]["message"]
+    assert "'intel nics'" in response["status"]["message"]
 
 
 def test_only_pod_create_is_mutated() -> None:
