@@ -95,13 +95,13 @@ class Manager:
         health_probe_bind_address: str | None = None, leader_elector: LeaderElector | None = None,
         graceful_shutdown_timeout: float = 30.0, registry: CollectorRegistry | None = None,
         read_timeout: float | None = None, resync_period: float = 0.0, cache_sync_timeout: float = 120.0,
-        strip_managed_fields: bool = True,
+        strip_managed_fields: bool = True, compact_cache_for: Iterable[Kind] = (),
     ) -> None:
         self.name = name
         self.server_client = config if isinstance(config, Client) else Client(config)
         self.cache = Cache(self.server_client, namespaces=namespaces, resync_period=resync_period,
                            read_timeout=read_timeout, strip_managed_fields=strip_managed_fields,
-                           sync_timeout=cache_sync_timeout)
+                           sync_timeout=cache_sync_timeout, compact_kinds=compact_cache_for)
         self.client = DelegatingClient(self.server_client, self.cache, disable_cache_for)
         self.api_reader = UncachedReader(self.server_client)
         self.registry = registry if registry is not None else REGISTRY

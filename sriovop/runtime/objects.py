@@ -13,6 +13,7 @@ which does the same).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -80,6 +81,7 @@ class FrozenList(list[Any]):
 
 
 _dict_set = dict.__setitem__
+_intern = sys.intern
 
 
 def _freeze_lists(d: dict[str, Any]) -> FrozenDict:
@@ -130,7 +132,9 @@ def _freeze_plain_dict(d: dict[str, Any]) -> FrozenDict:
             _dict_set(d, k, _freeze_plain_dict(v))
         elif t is list:
             _dict_set(d, k, _freeze_plain_list(v))
-    return FrozenDict(d)
+    # keys are interned: objects decoded one by one (watch events, streamed lists) would otherwise
+    # each carry their own copy of every field name
+    return FrozenDict(zip(map(_intern, d), d.values(), strict=True))
 
 
 def _freeze_plain_list(lst: list[Any]) -> FrozenList:

@@ -179,22 +179,27 @@ def rss_bytes() -> int:
     raise RuntimeError("no VmRSS")
 
 
-def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool, json_bytes_per_object: float) -> None:
+def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool, json_bytes_per_object: float,
+                 compact: bool) -> None:
     c = Client(load_config(kubeconfig))
     kind = WIDGET if plural == "widgets" else CONFIG_MAP
     c.list_page(kind, ns, limit=1)  # warm the TLS connection and imports before the baseline
     gc.collect()
     before = rss_bytes()
-    inf = SharedIndexInformer(c, kind, namespace=ns, strip_managed_fields=strip)
+    inf = SharedIndexInformer(c, kind, namespace=ns, strip_managed_fields=strip, compact=compact)
     stop = threading.Event()
     inf.start(stop)
     assert inf.wait_for_cache_sync(600)
     gc.collect()
+    t0 = time.perf_counter()
+    listed = inf.store.list()
+    list_ms = (time.perf_counter() - t0) * 1000
+    del listed
     time.sleep(0.5)
     after = rss_bytes()
     n = len(inf.store)
     print(json.dumps({"objects": n, "json_bytes_per_object": json_bytes_per_object,
-                      "rss_growth_per_object": (after - before) / n}))
+                      "rss_growth_per_object": (after - before) / n, "store_list_all_ms": round(list_ms, 2)}))
     stop.set()
     inf.stop()
 
@@ -205,12 +210,14 @@ def json_size_per_object(c: Client, kind: Kind, ns: str) -> float:
     return sum(len(json.dumps(i, separators=(",", ":"))) for i in items) / len(items)
 
 
-def measure_memory(kubeconfig: str, plural: str, ns: str, strip: bool, size: float) -> dict[str, Any]:
+def measure_memory(kubeconfig: str, plural: str, ns: str, strip: bool, size: float,
+                   compact: bool = False) -> dict[str, Any]:
     out = subprocess.run([sys.executable, __file__, "--memory-child", kubeconfig, plural, ns, str(int(strip)),
-                          str(size)],
+                          str(size), str(int(compact))],
                          check=True, capture_output=True, text=True, cwd=REPO)
     res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     res["strip_managed_fields"] = strip
+    res["compact_store"] = compact
     res["ratio_rss_to_json"] = round(res["rss_growth_per_object"] / res["json_bytes_per_object"], 3)
     return res
 
@@ -346,8 +353,9 @@ def main() -> None:
                 "targets": {"naive_over_ours_min": 3.0, "ours_over_floor_max": 1.5},
             }
             size = json_size_per_object(c, kind, ns)
-            results[label]["memory"] = [measure_memory(str(cp.kubeconfig), kind.plural, ns, strip, size)
-                                        for strip in (True, False)]
+            results[label]["memory"] = [
+                measure_memory(str(cp.kubeconfig), kind.plural, ns, strip, size, compact)
+                for strip, compact in ((True, False), (False, False), (True, True))]
             print(json.dumps({label: results[label]}), file=sys.stderr)
         lag_ns = "bench-lag"
         c.create(NAMESPACE, {"metadata": {"name": lag_ns}})
@@ -359,6 +367,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--memory-child":
-        memory_child(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1", float(sys.argv[6]))
+        memory_child(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1", float(sys.argv[6]),
+                     sys.argv[7] == "1")
     else:
         main()

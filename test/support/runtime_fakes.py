@@ -58,6 +58,9 @@ class FakeClient:
             answer = self.lists.popleft() if self.lists else ListPage([], "1", "")
         if isinstance(answer, Exception):
             raise answer
+        transform = kw.get("item_transform")
+        if transform is not None:  # the real client transforms items while decoding
+            return ListPage([transform(dict(i)) for i in answer.items], answer.resource_version, answer.continue_)
         return answer
 
     def watch(self, kind: Any, namespace: Any = None, **kw: Any) -> FakeWatch:

@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from sriovop.runtime.cache.compact import CompactStore
 from sriovop.runtime.cache.keys import DeletedFinalStateUnknown, meta_namespace_key
 from sriovop.runtime.cache.listener import ADD, DELETE, UPDATE, EventHandler, Listener
 from sriovop.runtime.cache.reflector import Reflector
@@ -55,12 +56,13 @@ class SharedIndexInformer:
         field_selector: Selector = None, resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None, read_timeout: float | None = None,
         strip_managed_fields: bool = True, page_size: int = 500, min_watch_timeout: int = 300,
+        compact: bool = False,
     ) -> None:
         self.kind = kind
         self.namespace = namespace
         all_indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: namespace_index}
         all_indexers.update(indexers or {})
-        self.store = Store(all_indexers)
+        self.store = CompactStore(all_indexers) if compact else Store(all_indexers)
         self.name = f"{kind.plural}.{kind.group or 'core'}/{namespace or '*'}"
         self.reflector = Reflector(
             client, kind, self, namespace=namespace, label_selector=label_selector,

@@ -56,6 +56,7 @@ class Cache:
     def __init__(
         self, client: Client, *, namespaces: Iterable[str] | None = None, resync_period: float = 0.0,
         read_timeout: float | None = None, strip_managed_fields: bool = True, sync_timeout: float = 120.0,
+        compact_kinds: Iterable[Kind] = (),
     ) -> None:
         self.client = client
         self.namespaces: frozenset[str] | None = frozenset(namespaces) if namespaces is not None else None
@@ -63,6 +64,7 @@ class Cache:
         self.read_timeout = read_timeout
         self.strip_managed_fields = strip_managed_fields
         self.sync_timeout = sync_timeout
+        self.compact_kinds = frozenset(compact_kinds)
         self._lock = threading.Lock()
         self._informers: dict[Kind, dict[str, SharedIndexInformer]] = {}
         self._field_indexes: dict[Kind, dict[str, IndexFunc]] = {}
@@ -85,7 +87,7 @@ class Cache:
                     inf = SharedIndexInformer(
                         self.client, kind, namespace=ns or None, resync_period=self.resync_period,
                         read_timeout=self.read_timeout, strip_managed_fields=self.strip_managed_fields,
-                        indexers=self._field_indexes.get(kind),
+                        indexers=self._field_indexes.get(kind), compact=kind in self.compact_kinds,
                     )
                     by_ns[ns] = inf
                     if self._stop is not None:

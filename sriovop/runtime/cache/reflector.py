@@ -122,9 +122,8 @@ class Reflector:
             self._rv_unavailable = True
             items, list_rv = self._list_at("")
         self.lists += 1
-        transform = self.transform
-        objs = [transform(i) for i in items]
-        del items  # the decoded originals: freed before the trim below
+        objs = items  # transformed one by one while decoding (list_page's item_transform)
+        del items
         count = len(objs)
         self.sink.replace(objs, list_rv)
         del objs
@@ -140,7 +139,7 @@ class Reflector:
         page = self.client.list_page(
             self.kind, self.namespace, label_selector=self.label_selector,
             field_selector=self.field_selector, resource_version=rv or None, limit=limit,
-            read_timeout=self.read_timeout,
+            read_timeout=self.read_timeout, item_transform=self.transform,
         )
         if rv == "0" and page.continue_:
             self._paginated_at_zero = True  # watch cache probably disabled: keep paging later
@@ -150,7 +149,7 @@ class Reflector:
                 page = self.client.list_page(
                     self.kind, self.namespace, label_selector=self.label_selector,
                     field_selector=self.field_selector, limit=limit, continue_=page.continue_,
-                    read_timeout=self.read_timeout,
+                    read_timeout=self.read_timeout, item_transform=self.transform,
                 )
             except ApiError as exc:
                 if not _is_expired(exc):
@@ -159,7 +158,7 @@ class Reflector:
                 page = self.client.list_page(
                     self.kind, self.namespace, label_selector=self.label_selector,
                     field_selector=self.field_selector, resource_version=rv or None,
-                    read_timeout=self.read_timeout,
+                    read_timeout=self.read_timeout, item_transform=self.transform,
                 )
                 return page.items, page.resource_version
             items.extend(page.items)

@@ -12,6 +12,7 @@ import pytest
 from sriovop.runtime.cache import DeletedFinalStateUnknown, FuncHandler, InformerStopped, SharedIndexInformer
 from sriovop.runtime.client import Client, ListPage
 from sriovop.runtime.kinds import CONFIG_MAP
+from sriovop.runtime.objects import FrozenDict
 from test.support.runtime_fakes import FakeClient, FakeWatch, cm
 
 
@@ -92,6 +93,7 @@ def test_late_handler_gets_current_contents_then_live_events_and_per_handler_syn
     inf.start(stop)
     assert inf.wait_for_cache_sync(5)
     early.wait_for(3)
+    assert all(isinstance(o, FrozenDict) for o in inf.store.list())  # listed and watched objects alike
     late = Recorder()
     reg = inf.add_event_handler(late.handler())
     assert late.wait_for(3) == [("add", "a", "1", True), ("add", "b", "2", True), ("add", "c", "3", True)]

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from sriovop.runtime.cache import DeletedFinalStateUnknown, Store, meta_namespace_key, split_meta_namespace_key
+from sriovop.runtime.cache.compact import CompactStore
 from sriovop.runtime.cache.keys import object_of
+
+
+@pytest.fixture(params=[Store, CompactStore], ids=["store", "compact"])
+def store_cls(request: pytest.FixtureRequest) -> type[Store]:
+    return request.param  # type: ignore[no-any-return]
 
 
 def obj(name: str, ns: str = "ns", rv: str = "1", **labels: str) -> dict[str, Any]:
@@ -34,24 +40,24 @@ def test_keys() -> None:
     assert object_of(DeletedFinalStateUnknown("k", obj("a")))["metadata"]["name"] == "a"
 
 
-def test_delete_removes_empty_sets_from_index() -> None:
-    s = Store({"testmodes": by_label("mode")})
+def test_delete_removes_empty_sets_from_index(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
     s.add(obj("a", mode="foo"))
     assert s.index_keys("testmodes", "foo") == ["ns/a"]
     s.delete(obj("a"))
     assert "foo" not in s.list_index_func_values("testmodes")
 
 
-def test_add_keeps_non_empty_set_post_delete() -> None:
-    s = Store({"testmodes": by_label("mode")})
+def test_add_keeps_non_empty_set_post_delete(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
     s.add(obj("a", mode="foo"))
     s.add(obj("b", mode="foo"))
     s.delete("ns/a")
     assert s.index_keys("testmodes", "foo") == ["ns/b"]
 
 
-def test_indexing_functions_with_multiple_values() -> None:
-    s = Store({"testmodes": by_label("mode")})
+def test_indexing_functions_with_multiple_values(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
     s.add(obj("key1", mode="foo"))
     s.add(obj("key2", mode="bar"))
 
@@ -72,8 +78,8 @@ def test_indexing_functions_with_multiple_values() -> None:
     assert sorted(s.list_index_func_values("testmodes")) == ["foo"]
 
 
-def test_by_index_index_and_unknown_index() -> None:
-    s = Store({"testmodes": by_label("mode")})
+def test_by_index_index_and_unknown_index(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
     s.add(obj("a", mode="x,y"))
     s.add(obj("b", mode="y"))
     s.add(obj("c", mode="z"))
@@ -83,8 +89,8 @@ def test_by_index_index_and_unknown_index() -> None:
         s.by_index("nope", "y")
 
 
-def test_add_indexers_indexes_existing_items_and_rejects_conflicts() -> None:
-    s = Store()
+def test_add_indexers_indexes_existing_items_and_rejects_conflicts(store_cls: type[Store]) -> None:
+    s = store_cls()
     s.add(obj("a", mode="foo"))
     s.add_indexers({"testmodes": by_label("mode")})
     assert s.index_keys("testmodes", "foo") == ["ns/a"]
@@ -92,8 +98,8 @@ def test_add_indexers_indexes_existing_items_and_rejects_conflicts() -> None:
         s.add_indexers({"testmodes": by_label("mode")})
 
 
-def test_replace_rebuilds_indexes_and_records_rv() -> None:
-    s = Store({"testmodes": by_label("mode")})
+def test_replace_rebuilds_indexes_and_records_rv(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
     s.add(obj("a", mode="foo"))
     s.replace([obj("b", mode="bar")], "42")
     assert s.list_keys() == ["ns/b"]
@@ -102,8 +108,8 @@ def test_replace_rebuilds_indexes_and_records_rv() -> None:
     assert s.resource_version == "42"
 
 
-def test_concurrent_writers_keep_index_consistent() -> None:
-    s = Store({"testmodes": by_label("mode")})
+def test_concurrent_writers_keep_index_consistent(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
 
     def writer(prefix: str) -> None:
         for i in range(300):
@@ -121,3 +127,15 @@ def test_concurrent_writers_keep_index_consistent() -> None:
             assert s.get_by_key(key)["metadata"]["labels"]["mode"] == value
     indexed = set(s.index_keys("testmodes", "a")) | set(s.index_keys("testmodes", "b"))
     assert indexed == set(s.list_keys())
+
+
+def test_compact_store_returns_fresh_read_only_objects() -> None:
+    s = CompactStore({"testmodes": by_label("mode")})
+    assert s.add(obj("a", rv="1", mode="x")) is None
+    old = s.add(obj("a", rv="2", mode="y"))
+    assert old["metadata"]["resourceVersion"] == "1"
+    got = s.get_by_key("ns/a")
+    assert got == obj("a", rv="2", mode="y") and got is not s.get_by_key("ns/a")
+    with pytest.raises(TypeError, match="read-only"):
+        got["metadata"]["name"] = "b"
+    assert s.index_keys("testmodes", "x") == [] and s.index_keys("testmodes", "y") == ["ns/a"]
