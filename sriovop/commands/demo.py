@@ -21,7 +21,10 @@ from sriovop.logsetup import configure_logging
               help="Operator replicas (leader election picks one).")
 @click.option("--timeout", type=float, default=300.0, show_default=True,
               help="Seconds to wait for discovery and for convergence.")
-def command(directory: Path, once: bool, replicas: int, timeout: float) -> None:
+@click.option("--least-privilege", is_flag=True,
+              help="Install manifests/rbac/ and run the operator, webhook and config daemons as their own "
+                   "ServiceAccount users, bound to exactly the deployment's roles (default: admin).")
+def command(directory: Path, once: bool, replicas: int, timeout: float, least_privilege: bool) -> None:
     """Run the local demo: control plane, webhook, operators, two simulated nodes, a policy and a network.
 
     It shows progress until every node reports Succeeded, prints `sriovop status`, and then keeps
@@ -32,7 +35,8 @@ def command(directory: Path, once: bool, replicas: int, timeout: float) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    demo = Demo(directory.resolve(), click.echo, operator_replicas=replicas, timeout=timeout)
+    demo = Demo(directory.resolve(), click.echo, operator_replicas=replicas, timeout=timeout,
+                least_privilege=least_privilege)
     try:
         result = demo.run(stop)
         click.echo("")

@@ -22,13 +22,19 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION, SRIOV_NETWORK_NODE_STATE
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap
 from sriovop.demo.convergence import Convergence, NodeProgress, observe
+from sriovop.demo.identities import install_rbac, mint_identities
 from sriovop.demo.processes import ProcessGroup, wait_for_line
 from sriovop.devcluster import ControlPlane, process
 from sriovop.devcluster.bootstrap import apply_documents, install_crds, load_documents
 from sriovop.render.webhook_configs import Endpoint, operator_webhook_configs
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.kinds import MUTATING_WEBHOOK_CONFIGURATION, NODE, VALIDATING_WEBHOOK_CONFIGURATION
+from sriovop.runtime.kinds import (
+    MUTATING_WEBHOOK_CONFIGURATION,
+    NAMESPACE,
+    NODE,
+    VALIDATING_WEBHOOK_CONFIGURATION,
+)
 from sriovop.status import collect, model_names, render_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,8 +71,18 @@ class DemoResult:
 
 class Demo:
     def __init__(self, directory: Path, say: Callable[[str], None], operator_replicas: int = 2,
-                 nodes: tuple[DemoNode, ...] = DEFAULT_NODES, timeout: float = 300.0) -> None:
+                 nodes: tuple[DemoNode, ...] = DEFAULT_NODES, timeout: float = 300.0, *,
+                 least_privilege: bool = False, apiserver_args: list[str] | None = None,
+                 operator_env: dict[str, str] | None = None) -> None:
+        """`least_privilege`: install manifests/rbac/ and run the operator, the webhook and the config
+        daemons as their own ServiceAccount users (else everything uses the admin kubeconfig).
+        `apiserver_args` go to kube-apiserver (e.g. audit flags); `operator_env` adds to the operators'
+        environment."""
         self.dir = directory
+        self.least_privilege = least_privilege
+        self.apiserver_args = list(apiserver_args or [])
+        self.operator_env = dict(operator_env or {})
+        self.identities: dict[str, Path] = {}
         self.say = say
         self.replicas = operator_replicas
         self.nodes = nodes
@@ -88,7 +104,7 @@ class Demo:
             shutil.rmtree(self.dir / stale, ignore_errors=True)
         self.procs.log_dir.mkdir(parents=True, exist_ok=True)
         self.step("building or reusing kube-apiserver and etcd (first run: several minutes)")
-        self.cp = ControlPlane(self.dir / "cluster").start()
+        self.cp = ControlPlane(self.dir / "cluster", extra_apiserver_args=self.apiserver_args).start()
         self.client = Client(load_config(str(self.cp.kubeconfig)))
         self.step(f"control plane ready at {self.cp.url}")
         self._bootstrap()
@@ -109,11 +125,22 @@ class Demo:
         if self.cp is not None:
             self.cp.stop()
 
+    def kubeconfig_for(self, component: str) -> Path:
+        """The kubeconfig `component` runs with: its ServiceAccount user, or the admin's."""
+        assert self.cp is not None
+        return self.identities.get(component, self.cp.kubeconfig)
+
     # ---- steps -----------------------------------------------------------------------------------
     def _bootstrap(self) -> None:
-        assert self.client is not None
+        assert self.client is not None and self.cp is not None
         names = install_crds(self.client, MANIFESTS / "crds")
         self.step(f"installed {len(names)} CRDs")
+        if self.least_privilege:
+            self.client.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+            install_rbac(self.client, MANIFESTS / "rbac")
+            self.identities = dict(mint_identities(self.client, self.cp, NS))
+            self.step(f"least privilege: RBAC from {MANIFESTS / 'rbac'}; operator, webhook and config daemons "
+                      "run as their ServiceAccount users")
         apply_documents(self.client, [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
@@ -135,7 +162,8 @@ class Demo:
         port = process.free_port()
         self.procs.sriovop("webhook", [
             "webhook", "--port", str(port), "--bind-address", "127.0.0.1", "--tls-cert-file", str(cert),
-            "--tls-private-key-file", str(key), "--kubeconfig", str(self.cp.kubeconfig), "--namespace", NS,
+            "--tls-private-key-file", str(key), "--kubeconfig", str(self.kubeconfig_for("webhook")),
+            "--namespace", NS,
             "--cache"], env={"RESOURCE_PREFIX": RESOURCE_PREFIX, "NAMESPACE": NS})
         ctx = ssl.create_default_context(cafile=str(self.cp.ca_file))
         deadline = time.monotonic() + 60
@@ -157,11 +185,11 @@ class Demo:
 
     def _start_operators(self) -> None:
         assert self.cp is not None
-        env = {"RESOURCE_PREFIX": RESOURCE_PREFIX, "NAMESPACE": NS, **IMAGE_ENV}
+        env = {"RESOURCE_PREFIX": RESOURCE_PREFIX, "NAMESPACE": NS, **IMAGE_ENV, **self.operator_env}
         for i in range(1, self.replicas + 1):
             metrics, probes = process.free_port(), process.free_port()
             self.procs.sriovop(f"operator-{i}", [
-                "operator", "--kubeconfig", str(self.cp.kubeconfig), "--namespace", NS, "--leader-elect",
+                "operator", "--kubeconfig", str(self.kubeconfig_for("operator")), "--namespace", NS, "--leader-elect",
                 "--leader-election-identity", f"demo-operator-{i}",
                 "--metrics-bind-address", f"127.0.0.1:{metrics}", "--health-probe-bind-address",
                 f"127.0.0.1:{probes}", "--log-format", "json"], env=env)
@@ -180,7 +208,8 @@ class Demo:
             port = process.free_port()
             self.procs.sriovop(f"daemon-{node.name}", [
                 "config-daemon", "--node-name", node.name, "--host-root", str(root), "--kubeconfig",
-                str(self.cp.kubeconfig), "--namespace", NS, "--log-format", "json", "--requeue-after", "10",
+                str(self.kubeconfig_for("config-daemon")), "--namespace", NS, "--log-format", "json",
+                "--requeue-after", "10",
                 "--metrics-bind-address", f"127.0.0.1:{port}"], env={"NAMESPACE": NS})
             self.metrics_urls.append(f"{node.name} VF counters: http://127.0.0.1:{port}/metrics")
             pfs = ", ".join(f"{p.get('name', '?')} ({p.get('model', '?')})" for p in described.get("pfs", []))
