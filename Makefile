@@ -59,3 +59,9 @@ demo: $(VENV)/.installed control-plane
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache
+
+# Three leader-elected operator replicas, a busy workload and 30 injected faults on a private control
+# plane; prints the JSON report (hack/README-failover.md). `make failover FAILOVER_ARGS=--quick` for a smoke run.
+FAILOVER_ARGS ?=
+failover: $(VENV)/.installed control-plane
+	$(PY) hack/failover.py $(FAILOVER_ARGS)

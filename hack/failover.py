@@ -40,7 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG  # noqa: E402
+from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION as NAD  # noqa: E402
+from sriovop.api.v1.kinds import SRIOV_NETWORK, SRIOV_OPERATOR_CONFIG  # noqa: E402
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap  # noqa: E402
 from sriovop.devcluster import ControlPlane  # noqa: E402
 from sriovop.devcluster.bootstrap import install_crds  # noqa: E402
@@ -51,14 +52,17 @@ from sriovop.runtime.errors import ApiError, Conflict  # noqa: E402
 from sriovop.runtime.kinds import CONFIG_MAP, NAMESPACE  # noqa: E402
 from test.support.failover_analysis import (  # noqa: E402
     FaultRecord,
+    LeaseChange,
+    Write,
     outcome,
     overlapping_terms,
+    parse_writes,
     summarize,
     terms,
 )
 from test.support.failover_lease import LeaseRecorder  # noqa: E402
 from test.support.failover_replicas import LEASE_NAME, Durations, Replica, ReplicaSet  # noqa: E402
-from test.support.failover_workload import Workload, wait_converged  # noqa: E402
+from test.support.failover_workload import Workload, compare, wait_converged  # noqa: E402
 
 OPERATOR_NAMESPACE = "sriov-network-operator"
 NAD_NAMESPACE = "failover-nads"
@@ -227,7 +231,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         client = Client(load_config(str(cp.kubeconfig)))
         install(client)
-        harness = Harness(cp, client, durations, log_dir)
+        (log_dir / "logs").mkdir(exist_ok=True)
+        harness = Harness(cp, client, durations, log_dir / "logs")
         harness.lease.start()
         workload = Workload(Client(load_config(str(cp.kubeconfig))), OPERATOR_NAMESPACE, NAD_NAMESPACE,
                             period=args.workload_period, seed=args.seed)
@@ -243,32 +248,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         progress("workload stopped; waiting for the NADs to converge")
         problems, took = wait_converged(client, OPERATOR_NAMESPACE, NAD_NAMESPACE, RESOURCE_PREFIX,
                                         timeout=3 * durations.lease + 60)
-        writes = harness.replicas.writes()
-        term_list = terms(writes)
-        overlaps = overlapping_terms(term_list)
-        summary = summarize(outcomes)
-        report = {
-            "config": {"lease_duration_s": durations.lease, "renew_deadline_s": durations.renew,
-                       "retry_period_s": durations.retry, "faults": len(faults), "quick": args.quick,
-                       "workload_period_s": args.workload_period},
-            "takeover": summary,
-            "overlapping_writer_intervals": len(overlaps),
-            "overlaps": [{"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity,
-                          "b_rv": [b.first_rv, b.last_rv]} for a, b in overlaps],
-            "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]}
-                      for t in term_list],
-            "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
-                       "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},
+        save_inputs(log_dir, harness, client)
+        report = assemble(
+            config={"lease_duration_s": durations.lease, "renew_deadline_s": durations.renew,
+                    "retry_period_s": durations.retry, "faults": len(faults), "quick": args.quick,
+                    "workload_period_s": args.workload_period},
+            outcomes=outcomes, writes=harness.replicas.writes(), changes=harness.lease.snapshot(),
+            problems=problems, durations=durations)
+        report.update({
             "workload": dict(sorted(workload.counts.items())),
-            "all_changes_in_nads": not problems,
-            "lost_changes": problems,
             "convergence_s": round(took, 2),
-            "leadership_changes": len([c for c in harness.lease.snapshot() if c.holder]),
             "replica_exits": harness.exits,
-            "faults": outcomes,
             "duration_s": round(time.monotonic() - started, 1),
-        }
-        report["targets"] = targets(report, durations)
+        })
         return report
     finally:
         if workload is not None:
@@ -279,6 +271,75 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cp.stop()
         if not args.keep_logs and not args.log_dir:
             shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def save_inputs(directory: Path, harness: Harness, client: Client) -> None:
+    """The files `--analyze` reads, so a run can be analyzed again (and the kind script's format is
+    the same as ours)."""
+    with (directory / "faults.jsonl").open("w") as f:
+        for fault in harness.faults:
+            f.write(json.dumps({"kind": fault.kind, "at": fault.at, "victim": fault.victim,
+                                "old_leader": fault.old_leader, "resumed_at": fault.resumed_at,
+                                "apiserver_back_at": fault.apiserver_back_at,
+                                "victim_exit_code": fault.victim_exit_code}) + "\n")
+    with (directory / "lease.jsonl").open("w") as f:
+        for change in harness.lease.snapshot():
+            f.write(json.dumps({"at": change.at, "holder": change.holder}) + "\n")
+    (directory / "networks.json").write_text(json.dumps({"items": client.list(SRIOV_NETWORK, OPERATOR_NAMESPACE)}))
+    (directory / "nads.json").write_text(json.dumps({"items": client.list(NAD, NAD_NAMESPACE)}))
+
+
+def assemble(config: dict[str, Any], outcomes: list[dict[str, Any]], writes: list[Write],
+             changes: list[LeaseChange], problems: list[str], durations: Durations) -> dict[str, Any]:
+    term_list = terms(writes)
+    overlaps = overlapping_terms(term_list)
+    report: dict[str, Any] = {
+        "config": config,
+        "takeover": summarize(outcomes),
+        "overlapping_writer_intervals": len(overlaps),
+        "overlaps": [{"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity,
+                      "b_rv": [b.first_rv, b.last_rv]} for a, b in overlaps],
+        "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]} for t in term_list],
+        "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
+                   "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},
+        "all_changes_in_nads": not problems,
+        "lost_changes": problems,
+        "leadership_changes": len([c for c in changes if c.holder]),
+        "faults": outcomes,
+    }
+    report["targets"] = targets(report, durations)
+    return report
+
+
+def analyze(directory: Path, durations: Durations, target: str, resource_prefix: str) -> dict[str, Any]:
+    """Build the same report from files collected elsewhere (hack/kind-failover.sh):
+    `logs/*.log` (the replicas' JSON logs), `faults.jsonl`, `lease.jsonl` ({"at", "holder"}),
+    `networks.json` and `nads.json` (`kubectl get -o json`)."""
+    log_texts = {p: p.read_text(errors="replace") for p in sorted((directory / "logs").glob("*.log"))}
+    writes = [w for text in log_texts.values() for w in parse_writes(text.splitlines())]
+    changes = [LeaseChange(float(r["at"]), str(r.get("holder") or ""), 0)
+               for r in _jsonl(directory / "lease.jsonl")]
+    outcomes = []
+    for r in _jsonl(directory / "faults.jsonl"):
+        fault = FaultRecord(str(r["kind"]), float(r["at"]), victim=str(r.get("victim") or ""),
+                            old_leader=str(r.get("old_leader") or ""), resumed_at=r.get("resumed_at"),
+                            apiserver_back_at=r.get("apiserver_back_at"), victim_exit_code=r.get("victim_exit_code"))
+        if fault.kind == "sigstop_leader" and fault.victim:
+            fault.victim_lost_election = any(
+                fault.victim in text and "leader election lost" in text for text in log_texts.values())
+        outcomes.append(outcome(fault, writes, changes))
+    networks = json.loads((directory / "networks.json").read_text()).get("items") or []
+    nads = [n for n in json.loads((directory / "nads.json").read_text()).get("items") or []
+            if n["metadata"].get("namespace") == target]
+    config = {"lease_duration_s": durations.lease, "renew_deadline_s": durations.renew,
+              "retry_period_s": durations.retry, "faults": len(outcomes), "analyzed": str(directory)}
+    return assemble(config, outcomes, writes, changes, compare(networks, nads, target, resource_prefix), durations)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def targets(report: dict[str, Any], d: Durations) -> dict[str, Any]:
@@ -309,6 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log-dir", default=None, help="keep the replicas' logs here")
     parser.add_argument("--keep-logs", action="store_true", help="keep the temporary log directory")
+    parser.add_argument("--analyze", metavar="DIR", default=None,
+                        help="no cluster: build the report from files collected by hack/kind-failover.sh")
+    parser.add_argument("--target-namespace", default=NAD_NAMESPACE, help="with --analyze: the NADs' namespace")
+    parser.add_argument("--resource-prefix", default=RESOURCE_PREFIX, help="with --analyze: RESOURCE_PREFIX")
     args = parser.parse_args(argv)
     quick = (4.0, 3.0, 0.5) if args.quick else (15.0, 10.0, 2.0)
     args.lease_duration = args.lease_duration or quick[0]
@@ -316,6 +381,12 @@ def main(argv: list[str] | None = None) -> int:
     args.retry_period = args.retry_period or quick[2]
     args.faults = args.faults or (len(FAULT_ROUND) if args.quick else 30)
     configure_logging("warning", "console")  # stdout carries only the JSON report
+    if args.analyze:
+        report = analyze(Path(args.analyze), Durations(args.lease_duration, args.renew_deadline, args.retry_period),
+                         args.target_namespace, args.resource_prefix)
+        print(json.dumps(report, indent=2))
+        t = report["targets"]
+        return 0 if t["zero_overlapping_writers"] and t["zero_lost_changes"] and t["every_fault_recovered"] else 1
     try:
         report = run(args)
     except (ApiError, OSError) as exc:

@@ -92,8 +92,14 @@ class Workload:
 
 def mismatches(client: Client, namespace: str, target: str, resource_prefix: str) -> list[str]:
     """What the final NADs get wrong about the final networks (empty when every change arrived)."""
-    networks = {n["metadata"]["name"]: n for n in client.list(SRIOV_NETWORK, namespace)}
-    nads = {n["metadata"]["name"]: n for n in client.list(NAD, target)}
+    return compare(client.list(SRIOV_NETWORK, namespace), client.list(NAD, target), target, resource_prefix)
+
+
+def compare(network_list: list[dict[str, Any]], nad_list: list[dict[str, Any]], target: str,
+            resource_prefix: str) -> list[str]:
+    """The pure part of `mismatches`, also fed from `kubectl get -o json` by hack/kind-failover.sh."""
+    networks = {n["metadata"]["name"]: n for n in network_list}
+    nads = {n["metadata"]["name"]: n for n in nad_list}
     problems: list[str] = []
     for name, net in sorted(networks.items()):
         if net["metadata"].get("deletionTimestamp"):
