@@ -6,7 +6,8 @@ Measured (JSON on stdout):
   operator process (namespaced manager, as the operator wires it);
 - floor: the same 500 NodeState spec writes issued directly by this script (PUT with the listed
   resourceVersion, the same number of concurrent writers), observed by the same watch;
-- ratio operator/floor (median over rounds, and for round 1 alone; target <= 1.3). Floor and operator
+- ratio operator/floor (median over rounds, fastest round of each, and round 1 alone; target <= 1.3;
+  on a shared machine the fastest-round ratio is the least noisy). Floor and operator
   rounds alternate (the operator idle during floor rounds) so both meet the same machine load;
 - RSS of the operator process: after imports, with 500 Nodes and NodeStates cached, after convergence.
 
@@ -193,6 +194,8 @@ def main() -> None:
             def write(st: dict[str, Any]) -> None:
                 node = nodes[st["metadata"]["name"]]
                 body = {k: v for k, v in st.items() if k != "status"}
+                # as small as the operator's (its cache drops managedFields): a floor, not a handicap
+                body["metadata"] = {k: v for k, v in st["metadata"].items() if k != "managedFields"}
                 body["spec"] = {"interfaces": desired_interfaces(pol, node, st["status"]["interfaces"])}
                 client.update(SRIOV_NETWORK_NODE_STATE, body)
 
@@ -255,12 +258,14 @@ def main() -> None:
             "operator_median_seconds": round(op_med, 3),
             "floor_median_seconds": round(floor_med, 3),
             "ratio_operator_to_floor": round(op_med / floor_med, 3),
+            "ratio_of_fastest_rounds": round(min(operator) / min(floor), 3),
             "target_ratio": 1.3,
             "operator_rss_mib": {"after_imports": round(rss_imported / 1024, 1),
                                  "with_500_nodes_cached": round(rss_cached / 1024, 1),
                                  "after_convergence": round(rss_converged / 1024, 1)},
             "cache_growth_mib": round((rss_cached - rss_imported) / 1024, 1),
             "cpu_count": os.cpu_count(),
+            "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         }, indent=2))
     finally:
         if proc is not None:
