@@ -11,6 +11,7 @@
 #   --mem MB / --smp N       guest size (default 1024 / 2)
 #   --accel kvm|tcg|auto     (default auto: KVM only if a short probe boots, cached per host boot)
 #   --hostname NAME          guest hostname (default sriovop-e2e)
+#   --iommu                  add an emulated Intel IOMMU (intel_iommu=on) so VFs can be bound to vfio-pci
 # Exit: the guest command's code; 124 on timeout; 125 when the guest gave no exit code.
 # The guest prints "SRIOVOP-GUEST-READY: uptime=<s>" before the command and "SRIOVOP-GUEST-EXIT: <rc>".
 set -euo pipefail
@@ -18,7 +19,7 @@ VM_SCRIPT=run
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-IGB=1 PORT= TIMEOUT=300 MEM=1024 SMP=2 ACCEL=${SRIOVOP_VM_ACCEL:-auto} JOB= HOSTNAME_=sriovop-e2e
+IOMMU= IGB=1 PORT= TIMEOUT=300 MEM=1024 SMP=2 ACCEL=${SRIOVOP_VM_ACCEL:-auto} JOB= HOSTNAME_=sriovop-e2e
 while [ $# -gt 0 ]; do
   case $1 in
     --igb) IGB=$2; shift 2 ;;
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --accel) ACCEL=$2; shift 2 ;;
     --job) JOB=$2; shift 2 ;;
     --hostname) HOSTNAME_=$2; shift 2 ;;
+    --iommu) IOMMU=1; shift ;;
     --) shift; break ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -59,10 +61,12 @@ CPU=${SRIOVOP_VM_CPU:-max}; [ "$ACCEL" = kvm ] && CPU=host
 args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults -display none
       -serial stdio -no-reboot
       -kernel "$KERNEL" -initrd "$INITRD"
-      -append "console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_"
+      -append "console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on}"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap"
       -virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=modules,security_model=none,readonly=on")
+# The IOMMU must exist before the PCI devices it translates for.
+[ -n "$IOMMU" ] && args+=(-device intel-iommu,intremap=off)
 # Management NIC: its own user-mode network with restrict=on (nothing beyond the guest is reachable)
 # plus, when asked, one explicit forward of 10.0.2.100:6443 to the host's apiserver. `cmd:` makes QEMU
 # spawn a fresh connector per guest connection; a `tcp:` chardev would carry a single connection only.

@@ -118,6 +118,7 @@ class GuestVM:
         smp: int = 2,
         accel: str = "auto",
         hostname: str = "sriovop-e2e",
+        iommu: bool = False,
     ) -> None:
         if not 0 <= igb <= 4:
             raise ValueError(f"igb: expected 0..4 PFs, got {igb}")
@@ -138,6 +139,7 @@ class GuestVM:
         self.smp = smp
         self.accel = accel
         self.hostname = hostname
+        self.iommu = iommu
 
     def run(self, cmd: str, timeout: float = 300) -> GuestResult:
         """Boot, run `cmd` to completion, power off. rc 124 = timeout, 125 = guest gave no exit code."""
@@ -164,6 +166,8 @@ class GuestVM:
                 "--hostname", self.hostname, "--job", str(job)]
         if self.apiserver_port is not None:
             argv += ["--apiserver", str(self.apiserver_port)]
+        if self.iommu:
+            argv.append("--iommu")
         return RunningGuest(argv, job)
 
 
