@@ -78,6 +78,7 @@ RESYNC_PERIOD = 300.0
 NO_CONFIG_REQUEUE = 5.0
 DEFAULT_DEBOUNCE = 1.0
 DEFAULT_WRITE_WORKERS = 16
+REASON_POLICY_NOT_APPLIED = "PolicyNotApplied"
 
 Obj = Mapping[str, Any]
 
@@ -206,6 +207,7 @@ class NodePolicyReconciler:
                                          consts.FEATURE_GATE_DEFAULTS[consts.FG_MANAGE_SOFTWARE_BRIDGES]))
 
         errors: list[str] = []
+        bad_policies: dict[str, str] = {}
         with ThreadPoolExecutor(max_workers=self.write_workers, thread_name_prefix="nodestate-sync") as pool:
             futures = [pool.submit(self._sync_node_state, node, states.get(node["metadata"]["name"]),
                                    policies, owner, rdma_modes.get(node["metadata"]["name"]), bridges_enabled)
@@ -214,7 +216,12 @@ class NodePolicyReconciler:
             for node, fut in zip(nodes, futures, strict=True):  # in order; all run concurrently
                 try:
                     synced[node["metadata"]["name"]] = fut.result()
-                except (PolicyError, Conflict, NotFound) as exc:
+                except PolicyError as exc:
+                    errors.append(f"NodeState {node['metadata']['name']}: {exc}")
+                    bad_policies[exc.policy_name] = str(exc)
+                    synced[node["metadata"]["name"]] = states.get(node["metadata"]["name"])
+                    continue
+                except (Conflict, NotFound) as exc:
                     errors.append(f"NodeState {node['metadata']['name']}: {exc}")
                     synced[node["metadata"]["name"]] = states.get(node["metadata"]["name"])
             nodestates_seconds = time.perf_counter() - started
@@ -232,10 +239,24 @@ class NodePolicyReconciler:
         self._log.info("policy sync done", nodes=len(nodes), policies=len(policies), stale=len(stale),
                        nodestates_seconds=round(nodestates_seconds, 3),
                        seconds=round(time.perf_counter() - started, 3))
+        self._report_bad_policies(policies, bad_policies)
         if errors:
             raise RuntimeError("policy sync incomplete: " + "; ".join(errors[:5])
                                + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""))
         return Result(requeue_after=requeue)
+
+    def _report_bad_policies(self, policies: Sequence[Obj], bad: Mapping[str, str]) -> None:
+        """A policy that cannot be applied gets a Warning Event (the recorder rate-limits repeats), so
+        the user sees why its nodes are not configured instead of only an operator log line."""
+        if self.recorder is None:
+            return
+        for policy in policies:
+            message = bad.get(policy["metadata"]["name"])
+            if message:
+                try:
+                    self.recorder.event(policy, "Warning", REASON_POLICY_NOT_APPLIED, message)
+                except (ValueError, TypeError) as exc:
+                    self._log.warning("event not recorded", error=str(exc))
 
     # -- NodeStates ------------------------------------------------------------------------------
 

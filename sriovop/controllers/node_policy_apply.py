@@ -23,6 +23,10 @@ from sriovop.api.v1.selectors import policy_selects_node
 class PolicyError(ValueError):
     """A policy that cannot be applied (a malformed pfNames range); the message names the policy."""
 
+    def __init__(self, message: str, policy_name: str = "") -> None:
+        super().__init__(message)
+        self.policy_name = policy_name
+
 
 def sort_policies(policies: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Upstream's ByPriority: priority number descending, then name ascending, so that the most
@@ -60,7 +64,7 @@ def vf_group(policy: Mapping[str, Any], iface: Mapping[str, Any]) -> dict[str, A
         except PfNameError as exc:
             raise PolicyError(
                 f"SriovNetworkNodePolicy {policy['metadata']['name']}: spec.nicSelector.pfNames entry "
-                f"{entry!r}: {exc}"
+                f"{entry!r}: {exc}", policy["metadata"]["name"]
             ) from None
         if name in names:
             if r_first is not None and r_last is not None:
@@ -173,12 +177,12 @@ def apply_bridge_config(policy: Mapping[str, Any], status_interfaces: Sequence[M
             continue
         if spec.get("eSwitchMode") != consts.ESWITCH_MODE_SWITCHDEV:
             raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge is only allowed with "
-                              "spec.eSwitchMode switchdev")
+                              "spec.eSwitchMode switchdev", name)
         if spec.get("linkType") and str(spec["linkType"]).lower() != consts.LINK_TYPE_ETH:
-            raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge needs spec.linkType eth")
+            raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge needs spec.linkType eth", name)
         if spec.get("externallyManaged"):
             raise PolicyError(f"SriovNetworkNodePolicy {name}: spec.bridge cannot be used with "
-                              "spec.externallyManaged")
+                              "spec.externallyManaged", name)
         interface = dict((ovs.get("uplink") or {}).get("interface") or {})
         if spec.get("mtu"):
             interface["mtuRequest"] = spec["mtu"]
