@@ -3,14 +3,13 @@ running, and converges once the server is back (a private control plane: this on
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sriovop.api.v1 import consts
-from sriovop.devcluster import ControlPlane
+from sriovop.devcluster import ControlPlane, process
 from sriovop.host.sim import SimHost
 from test.support.daemon_harness import (
     DaemonProcess,
@@ -47,25 +46,16 @@ def test_daemon_survives_apiserver_outages(private_cp: ControlPlane, node_name: 
     xxv = sim.describe()["pfs"][0]
     prepare_cluster(client, NAMESPACE, node_name, spec={"interfaces": [pf_spec(xxv, 2)]})
 
-    # 1. Start while the API server is down: the daemon waits (logging why) instead of exiting.
-    #    (restart_apiserver runs on this thread: the control plane's children die with the thread that
-    #    spawned them, so the daemon is started from a helper thread during the outage instead.)
-    started: list[DaemonProcess] = []
-
-    def start_daemon_during_outage() -> None:
-        wait_for(lambda: private_cp.apiserver is None or private_cp.apiserver.poll() is not None, 30,
-                 "the apiserver to stop", interval=0.02)
-        started.append(DaemonProcess(private_cp.kubeconfig, NAMESPACE, node_name, sim.root, tmp_path / "daemon.log"))
-
-    helper = threading.Thread(target=start_daemon_during_outage)
-    helper.start()
-    private_cp.restart_apiserver(downtime=4.0)
-    helper.join(30)
-    assert started, "the daemon was not started during the outage"
-    daemon = started[0]
+    # 1. Start while the API server is down: the daemon waits (logging why) instead of exiting. The
+    #    server comes back only once the daemon has said it is waiting, so the order is certain.
+    #    (restart runs on this thread: the control plane's children die with the thread that spawned them.)
+    process.terminate(private_cp.apiserver)
+    daemon = DaemonProcess(private_cp.kubeconfig, NAMESPACE, node_name, sim.root, tmp_path / "daemon.log")
     try:
-        assert "waiting at start-up" in daemon.log_text() and "Connection refused" in daemon.log_text()
+        wait_for(lambda: daemon.log_text().count("waiting at start-up") >= 2, 60, "the daemon to report its wait")
+        assert "Connection refused" in daemon.log_text()
         assert daemon.alive()
+        private_cp.restart_apiserver()
         wait_for(lambda: sim.kernel.pfs[xxv["pciAddress"]].numvfs == 2, 60, "2 VFs once the server is back")
         wait_sync(client, NAMESPACE, node_name, consts.SYNC_STATUS_SUCCEEDED)
 
