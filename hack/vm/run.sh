@@ -38,7 +38,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $IGB in [0-4]) ;; *) die "--igb: expected 0..4, got '$IGB'" ;; esac
-case $PORT in ''|[0-9]*) ;; *) die "--apiserver: expected a TCP port, got '$PORT'" ;; esac
+case $PORT in ''|*[!0-9]*) [ -z "$PORT" ] || die "--apiserver: expected a TCP port, got '$PORT'" ;; esac
+case $TIMEOUT in ''|*[!0-9]*) die "--timeout: expected whole seconds, got '$TIMEOUT'" ;; esac
 
 KDIR=$("$HERE/setup.sh")   # honours SRIOVOP_VM_KERNEL_PACKAGE (e.g. the bpo 6.12 kernel, .ko.xz modules)
 KVER=$(cat "$KDIR/kver")
@@ -52,6 +53,10 @@ if [ -z "$JOB" ]; then
   printf '%s\n' "$*" > "$JOB/cmd"
 fi
 [ -f "$JOB/cmd" ] || die "$JOB/cmd missing"
+# QEMU's option syntax splits on commas, and the forward's command line on spaces.
+for p in "$JOB" "$HERE" "$KDIR"; do
+  case $p in *,*|*" "*) die "path '$p' contains a comma or a space, which QEMU options cannot carry" ;; esac
+done
 rm -f "$JOB/rc" "$JOB/stop"
 
 ACCEL=$("$HERE/probe-kvm.sh" "$ACCEL" "$KERNEL" "$INITRD")
@@ -69,7 +74,8 @@ args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults
 [ -n "$IOMMU" ] && args+=(-device intel-iommu,intremap=off)
 # Management NIC: its own user-mode network with restrict=on (nothing beyond the guest is reachable)
 # plus, when asked, one explicit forward of 10.0.2.100:6443 to the host's apiserver. `cmd:` makes QEMU
-# spawn a fresh connector per guest connection; a `tcp:` chardev would carry a single connection only.
+# spawn a fresh connector per guest connection; a chardev target (`...-tcp:host:port`) is a single byte
+# stream opened when QEMU starts, which cannot carry a client's several concurrent connections.
 mgmt="user,id=mgmt,restrict=on"
 if [ -n "$PORT" ]; then
   mgmt="$mgmt,guestfwd=tcp:10.0.2.100:6443-cmd:$HERE/forward.py 127.0.0.1 $PORT"
