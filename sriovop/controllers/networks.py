@@ -64,9 +64,11 @@ def register_network_namespace_index(manager: Any, kind: Kind) -> None:
 
 class NetworkReconciler:
     def __init__(self, kind: Kind, client: Any, reader: Any, namespace: str, resource_prefix: str,
-                 recorder: Recorder | None = None) -> None:
+                 recorder: Recorder | None = None, api_reader: Any = None) -> None:
         """`client` writes (create/update/patch/delete); `reader` reads (a cached reader in the
-        operator; it must answer `list(kind, field_selector={"spec.networkNamespace": ns})`)."""
+        operator; it must answer `list(kind, field_selector={"spec.networkNamespace": ns})`);
+        `api_reader` (default `client`) confirms on the server that a network is gone before its
+        orphaned NAD is deleted."""
         if not resource_prefix:
             raise ValueError("resource_prefix: RESOURCE_PREFIX must not be empty")
         self.kind = kind
@@ -75,6 +77,7 @@ class NetworkReconciler:
         self.namespace = namespace
         self.resource_prefix = resource_prefix
         self.recorder = recorder
+        self.api_reader = api_reader if api_reader is not None else client
         self.name = kind.kind.lower()
         self._log = log.bind(controller=self.name)
 
@@ -117,6 +120,7 @@ class NetworkReconciler:
         try:
             network = self.reader.get(self.kind, req.name, req.namespace)
         except NotFound:
+            self._delete_orphaned_nads(req)
             return None
         meta = network["metadata"]
         finalizers = list(meta.get("finalizers") or [])
@@ -173,6 +177,30 @@ class NetworkReconciler:
             self._log.info("deleted NetworkAttachmentDefinition", nad=f"{namespace}/{name}")
         except NotFound:
             pass
+
+    def _delete_orphaned_nads(self, req: Request) -> None:
+        """A network deleted while it had no finalizer (none is added outside the operator namespace,
+        and the operator's shutdown removes it) is gone before we could delete its NAD. The NAD's
+        owner annotation still names it: delete such NADs once the server confirms the network is gone
+        (the cache may just not have seen its creation yet)."""
+        owner = self._ours({"metadata": {"namespace": req.namespace, "name": req.name}})
+        orphans = [nad for nad in self.reader.list(NAD)
+                   if nad["metadata"]["name"] == req.name and self._owner_of(nad) == owner]
+        if not orphans:
+            return
+        try:
+            self.api_reader.get(self.kind, req.name, req.namespace)
+            return
+        except NotFound:
+            pass
+        for nad in orphans:
+            ns, name = nad["metadata"].get("namespace") or "", nad["metadata"]["name"]
+            try:
+                self.client.delete(NAD, name, ns)
+                self._log.info("deleted the NetworkAttachmentDefinition of a deleted network", nad=f"{ns}/{name}",
+                               owner=owner)
+            except NotFound:
+                pass
 
     def _set_finalizers(self, network: Mapping[str, Any], finalizers: list[str]) -> Mapping[str, Any]:
         meta = network["metadata"]

@@ -132,7 +132,7 @@ class Operator:
         for kind in NETWORK_KINDS:
             register_network_namespace_index(self.cluster, kind)
             NetworkReconciler(kind, self.cluster.client, self.cluster.client, ns, s.resource_prefix,
-                              rec).setup(self.cluster)
+                              rec, api_reader=self.cluster.server_client).setup(self.cluster)
 
     # -- running ---------------------------------------------------------------------------------
 
