@@ -9,6 +9,8 @@ Measured (JSON on stdout):
 - ratio operator/floor (median over rounds, fastest round of each, and round 1 alone; target <= 1.3;
   on a shared machine the fastest-round ratio is the least noisy). Floor and operator
   rounds alternate (the operator idle during floor rounds) so both meet the same machine load;
+- CPU seconds per round: the operator process vs the floor's writers (wall time on a shared machine is
+  noisy; CPU time shows the operator's own overhead);
 - RSS of the operator process: after imports, with 500 Nodes and NodeStates cached, after convergence.
 
     .venv/bin/python test/bench/operator_convergence.py [--nodes 500] [--rounds 5] [--writers 16]
@@ -52,6 +54,15 @@ def policy(num_vfs: int) -> dict[str, Any]:
             "spec": {"priority": 99, "nodeSelector": {LABEL: "true"}, "resourceName": "intel_vfs",
                      "numVfs": num_vfs, "deviceType": "netdevice", "isRdma": False, "mtu": 1500,
                      "nicSelector": {"vendor": "8086", "deviceID": "158b"}}}
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User+system CPU time of a process (this one when pid is None)."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> int:
@@ -229,15 +240,23 @@ def main() -> None:
         # -- interleaved rounds: floor (operator idle) then operator, so both see the same load ---------
         floor: list[float] = []
         operator: list[float] = []
+        floor_cpu: list[float] = []  # this process: the 16 writers and the watcher
+        watch_cpu: list[float] = []  # this process during operator rounds: the watcher alone
+        operator_cpu: list[float] = []  # the operator process during its rounds
         for r in range(args.rounds):
+            c0 = cpu_seconds()
             floor.append(floor_round(2 * r + 1))
+            floor_cpu.append(cpu_seconds() - c0)
             num_vfs = 2 * r + 2
+            c0, o0 = cpu_seconds(), cpu_seconds(proc.pid)
             t0 = time.perf_counter()
             if r == 0:
                 client.create(SRIOV_NETWORK_NODE_POLICY, policy(num_vfs), NS)
             else:
                 client.patch(SRIOV_NETWORK_NODE_POLICY, "all-nodes", {"spec": {"numVfs": num_vfs}}, NS)
             operator.append(watcher.wait_round(num_vfs) - t0)
+            watch_cpu.append(cpu_seconds() - c0)
+            operator_cpu.append(cpu_seconds(proc.pid) - o0)
             if r == 0:
                 wait_labels("Enabled")
             else:
@@ -260,6 +279,10 @@ def main() -> None:
             "ratio_operator_to_floor": round(op_med / floor_med, 3),
             "ratio_of_fastest_rounds": round(min(operator) / min(floor), 3),
             "target_ratio": 1.3,
+            "cpu_seconds_per_round": {
+                "operator_process": round(statistics.median(operator_cpu), 3),
+                "floor_writers": round(statistics.median(floor_cpu) - statistics.median(watch_cpu), 3),
+            },
             "operator_rss_mib": {"after_imports": round(rss_imported / 1024, 1),
                                  "with_500_nodes_cached": round(rss_cached / 1024, 1),
                                  "after_convergence": round(rss_converged / 1024, 1)},
