@@ -83,6 +83,7 @@ class Demo:
         self.apiserver_args = list(apiserver_args or [])
         self.operator_env = dict(operator_env or {})
         self.identities: dict[str, Path] = {}
+        self.webhook_url = ""
         self.say = say
         self.replicas = operator_replicas
         self.nodes = nodes
@@ -178,7 +179,8 @@ class Demo:
             if time.monotonic() > deadline:
                 raise TimeoutError("the webhook did not become ready within 60s")
             time.sleep(0.2)
-        validating, mutating = operator_webhook_configs(Endpoint.url(f"https://127.0.0.1:{port}", self.cp.ca_pem))
+        self.webhook_url = f"https://127.0.0.1:{port}"
+        validating, mutating = operator_webhook_configs(Endpoint.url(self.webhook_url, self.cp.ca_pem))
         self.client.create(VALIDATING_WEBHOOK_CONFIGURATION, validating)
         self.client.create(MUTATING_WEBHOOK_CONFIGURATION, mutating)
         self.step(f"webhook serving on https://127.0.0.1:{port} and registered (failurePolicy Fail)")

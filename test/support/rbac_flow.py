@@ -1,0 +1,260 @@
+"""The RBAC proof's flow: the least-privilege demo, then the code paths the demo alone does not reach.
+
+Each step is done by the platform engineer (admin client) and waits for the components (running as
+their ServiceAccounts) to react; `Timeline` remembers when each step started so that every audited
+request can be attributed to the step that caused it.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import (
+    NETWORK_ATTACHMENT_DEFINITION,
+    OVS_NETWORK,
+    SRIOV_IB_NETWORK,
+    SRIOV_NETWORK,
+    SRIOV_NETWORK_NODE_POLICY,
+    SRIOV_NETWORK_NODE_STATE,
+    SRIOV_NETWORK_POOL_CONFIG,
+    SRIOV_OPERATOR_CONFIG,
+)
+from sriovop.controllers.pool_config import REASON_POOL_CONFLICT
+from sriovop.render import workloads
+from sriovop.render.webhook_configs import Endpoint, injector_webhook_config
+from sriovop.runtime.client import Client
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.kinds import (
+    DAEMON_SET,
+    DEPLOYMENT,
+    EVENT,
+    MUTATING_WEBHOOK_CONFIGURATION,
+    NODE,
+    POD,
+    SERVICE,
+    VALIDATING_WEBHOOK_CONFIGURATION,
+    Kind,
+)
+from test.support.kubelet import FakeKubelet, mark_running
+
+NS = consts.DEFAULT_OPERATOR_NAMESPACE
+WORKLOAD_NS = "default"
+
+
+@dataclass
+class Timeline:
+    marks: list[tuple[datetime, str]] = field(default_factory=list)
+
+    def mark(self, step: str) -> None:
+        self.marks.append((datetime.now(UTC), step))
+
+    def say(self, message: str) -> None:
+        """The demo's progress callback. The demo reports each phase when it is done, so requests that
+        follow a message belong to the phase after it."""
+        self.mark(f"demo, after '{message.split('] ', 1)[-1]}'")
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        self.mark(name)
+        yield
+
+    def step_at(self, at: datetime) -> str:
+        current = "(before the demo started)"
+        for when, name in self.marks:
+            if when > at:
+                break
+            current = name
+        return current
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not within {timeout:.0f}s: {what}")
+        time.sleep(0.25)
+
+
+def _exists(client: Client, kind: Kind, name: str, namespace: str | None = None) -> bool:
+    try:
+        client.get(kind, name, namespace)
+        return True
+    except NotFound:
+        return False
+
+
+def _present(client: Client, kind: Kind, name: str, namespace: str | None) -> Callable[[], bool]:
+    return lambda: _exists(client, kind, name, namespace)
+
+
+def _absent(client: Client, kind: Kind, name: str, namespace: str | None) -> Callable[[], bool]:
+    return lambda: not _exists(client, kind, name, namespace)
+
+
+def _settled(client: Client, node: str, num_vfs: int) -> Callable[[], bool]:
+    return lambda: _node_settled(client, node, num_vfs)
+
+
+def _node_settled(client: Client, node: str, num_vfs: int) -> bool:
+    state = client.get(SRIOV_NETWORK_NODE_STATE, node, NS)
+    ann = state["metadata"].get("annotations") or {}
+    status = state.get("status") or {}
+    ifaces = [i for i in status.get("interfaces") or [] if i.get("vendor") == "8086"]
+    return (status.get("syncStatus") == "Succeeded"
+            and ann.get(consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_IDLE
+            and ann.get(consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_IDLE
+            and bool(ifaces) and all(int(i.get("numVfs") or 0) == num_vfs for i in ifaces))
+
+
+def drain_with_a_workload(client: Client, timeline: Timeline, webhook_url: str, ca_pem: bytes,
+                          nodes: list[str]) -> None:
+    """A pod on the first node (admitted by the injector, which reads its NAD), then a policy change
+    that needs a drain on every node: cordon, evict, annotations, uncordon."""
+    with timeline.step("register the injector by URL and create a workload pod on " + nodes[0]):
+        config = injector_webhook_config(Endpoint.url(webhook_url, ca_pem), name="rbac-proof-injector")
+        client.create(MUTATING_WEBHOOK_CONFIGURATION, config)
+        time.sleep(1.0)  # the API server's webhook registry follows the configuration through a watch
+        pod = client.create(POD, {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "rbac-proof-workload", "namespace": WORKLOAD_NS,
+                         "annotations": {"k8s.v1.cni.cncf.io/networks": "demo-net"}},
+            "spec": {"nodeName": nodes[0], "containers": [{"name": "c", "image": "busybox"}]}}, WORKLOAD_NS)
+        resources = pod["spec"]["containers"][0].get("resources") or {}
+        assert any("intelnics" in key for key in resources.get("requests") or {}), \
+            f"the injector did not add the network's resource: {resources}"
+        mark_running(client, pod)
+    with FakeKubelet(client, namespace=WORKLOAD_NS) as kubelet:
+        with timeline.step("policy numVfs 8 -> 4: drain every node (evicts the workload), reconfigure"):
+            policy = client.get(SRIOV_NETWORK_NODE_POLICY, "demo-intel-netdevice", NS)
+            client.patch(SRIOV_NETWORK_NODE_POLICY, "demo-intel-netdevice", {"spec": {"numVfs": 4}}, NS)
+            assert policy["spec"]["numVfs"] == 8
+            wait_until("the workload pod is evicted", lambda: not _exists(client, POD, "rbac-proof-workload",
+                                                                          WORKLOAD_NS), timeout=120)
+            for node in nodes:
+                wait_until(f"{node} reconfigured to 4 VFs and idle", _settled(client, node, 4), timeout=120)
+        assert kubelet.finalized == [f"{WORKLOAD_NS}/rbac-proof-workload"], kubelet.errors
+
+
+def networks_lifecycle(client: Client, timeline: Timeline) -> None:
+    """One network of each kind with its NAD beside it (owner references), an update, deletions."""
+    specs: list[tuple[Kind, dict[str, Any]]] = [
+        (SRIOV_NETWORK, {"resourceName": "intelnics", "vlan": 10}),
+        (SRIOV_IB_NETWORK, {"resourceName": "mlx_ib", "linkState": "enable"}),
+        (OVS_NETWORK, {"resourceName": "mlx_switchdev", "bridge": "br-test", "vlan": 20}),
+    ]
+    name = "rbac-proof-net"
+    with timeline.step("create a SriovNetwork, a SriovIBNetwork and an OVSNetwork (NADs in the operator namespace)"):
+        for kind, spec in specs:
+            client.create(kind, {"apiVersion": kind.api_version, "kind": kind.kind,
+                                 "metadata": {"name": f"{name}-{kind.plural}", "namespace": NS}, "spec": spec}, NS)
+        for kind, _ in specs:
+            wait_until(f"NAD of the {kind.kind}", _present(client, NETWORK_ATTACHMENT_DEFINITION,
+                                                            f"{name}-{kind.plural}", NS))
+    with timeline.step("change the SriovNetwork's VLAN: the NAD is updated"):
+        client.patch(SRIOV_NETWORK, f"{name}-{SRIOV_NETWORK.plural}", {"spec": {"vlan": 11}}, NS)
+        wait_until("the NAD carries VLAN 11", lambda: '"vlan":11' in client.get(
+            NETWORK_ATTACHMENT_DEFINITION, f"{name}-{SRIOV_NETWORK.plural}", NS)["spec"]["config"].replace(" ", ""))
+    with timeline.step("delete the three networks: NADs deleted, finalizers removed"):
+        for kind, _ in specs:
+            client.delete(kind, f"{name}-{kind.plural}", NS)
+        for kind, _ in specs:
+            wait_until(f"the {kind.kind} is gone", _absent(client, kind, f"{name}-{kind.plural}", NS))
+            assert not _exists(client, NETWORK_ATTACHMENT_DEFINITION, f"{name}-{kind.plural}", NS)
+
+
+def pool_config_lifecycle(client: Client, timeline: Timeline) -> None:
+    name = "rbac-proof-hwol"
+    with timeline.step("create a hardware-offload SriovNetworkPoolConfig (finalizer added)"):
+        client.create(SRIOV_NETWORK_POOL_CONFIG, {
+            "apiVersion": SRIOV_NETWORK_POOL_CONFIG.api_version, "kind": SRIOV_NETWORK_POOL_CONFIG.kind,
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"ovsHardwareOffloadConfig": {"name": "mcp-offloading"}}}, NS)
+        wait_until("the pool-config finalizer", lambda: consts.POOL_CONFIG_FINALIZER in (
+            client.get(SRIOV_NETWORK_POOL_CONFIG, name, NS)["metadata"].get("finalizers") or []))
+    with timeline.step("delete the pool config (finalizer removed)"):
+        client.delete(SRIOV_NETWORK_POOL_CONFIG, name, NS)
+        wait_until("the pool config is gone", lambda: not _exists(client, SRIOV_NETWORK_POOL_CONFIG, name, NS))
+
+
+def stale_node_state(client: Client, timeline: Timeline) -> None:
+    """A worker Node without a daemon gets a NodeState; once the Node is deleted the NodeState goes
+    (STALE_NODE_STATE_CLEANUP_DELAY_MINUTES=0 in this run)."""
+    name = "rbac-proof-node"
+    with timeline.step("add a worker Node (the operator creates its NodeState)"):
+        client.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+            "node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux", "kubernetes.io/hostname": name}}})
+        wait_until("its NodeState", lambda: _exists(client, SRIOV_NETWORK_NODE_STATE, name, NS))
+    with timeline.step("delete that Node (its NodeState is deleted as stale)"):
+        client.delete(NODE, name)
+        wait_until("the stale NodeState is gone", lambda: not _exists(client, SRIOV_NETWORK_NODE_STATE, name, NS))
+
+
+def _config_daemon_reverted(client: Client) -> bool:
+    ds = client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, NS)
+    return (ds["metadata"].get("annotations") or {}).get("release.openshift.io/version") != "tampered"
+
+
+def webhooks_enabled_and_repaired(client: Client, timeline: Timeline) -> None:
+    """enableOperatorWebhook/enableInjector on: the operator deploys both webhooks (Deployments,
+    Services, admission configurations); then objects changed behind its back are put back.
+    Last SR-IOV write of the flow: the rendered configurations point at in-cluster Services that do not
+    exist here, and the operator webhook fails closed."""
+    with timeline.step("enable both webhooks in SriovOperatorConfig default"):
+        client.patch(SRIOV_OPERATOR_CONFIG, consts.DEFAULT_CONFIG_NAME,
+                     {"spec": {"enableOperatorWebhook": True, "enableInjector": True}}, NS)
+        for kind, obj_name, ns in (
+            (DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, NS), (DEPLOYMENT, workloads.INJECTOR_NAME, NS),
+            (SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, NS), (SERVICE, workloads.INJECTOR_SERVICE, NS),
+            (VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME, None),
+            (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME, None),
+            (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME, None),
+        ):
+            wait_until(f"{kind.kind} {obj_name}", _present(client, kind, obj_name, ns))
+    with timeline.step("change the webhook Deployment, Service and config-daemon DaemonSet behind the operator"):
+        client.patch(DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, {"spec": {"replicas": 3}}, NS)
+        client.patch(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, {"metadata": {"labels": {"app": "tampered"}}}, NS)
+        ds = client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, NS)
+        annotations = copy.deepcopy(ds["metadata"].get("annotations") or {})
+        annotations["release.openshift.io/version"] = "tampered"
+        client.patch(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, {"metadata": {"annotations": annotations}}, NS)
+        wait_until("the DaemonSet is put back", lambda: _config_daemon_reverted(client))
+        wait_until("the Deployment is put back", lambda: client.get(
+            DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, NS)["spec"]["replicas"] == 1)
+        wait_until("the Service is put back", lambda: client.get(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, NS)[
+            "metadata"]["labels"]["app"] == workloads.OPERATOR_WEBHOOK_NAME)
+
+
+def _pool(name: str, node: str) -> dict[str, Any]:
+    return {"apiVersion": SRIOV_NETWORK_POOL_CONFIG.api_version, "kind": SRIOV_NETWORK_POOL_CONFIG.kind,
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"maxUnavailable": 1, "nodeSelector": {"matchLabels": {"kubernetes.io/hostname": node}}}}
+
+
+def conflicting_pools(client: Client, timeline: Timeline, node: str) -> None:
+    """Two pools select one node: each pool reconcile warns on its NodeState; a repeat of the same
+    warning bumps the Event's count (a patch) instead of creating another."""
+    names = ("rbac-proof-pool-a", "rbac-proof-pool-b")
+    with timeline.step(f"two SriovNetworkPoolConfigs select {node}: repeated PoolConflict warnings"):
+        for name in names:
+            client.create(SRIOV_NETWORK_POOL_CONFIG, _pool(name, node), NS)
+        deadline = time.monotonic() + 60
+        bump = 0
+        while not any(e.get("reason") == REASON_POOL_CONFLICT and (e.get("count") or 0) >= 2
+                      and e["involvedObject"].get("name") == node for e in client.list(EVENT, NS)):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no repeated {REASON_POOL_CONFLICT} Event on {node} within 60s")
+            bump += 1  # each change of a pool makes the operator reconcile it and warn again
+            client.patch(SRIOV_NETWORK_POOL_CONFIG, names[1], {"metadata": {"labels": {"bump": str(bump)}}}, NS)
+            time.sleep(0.5)
+    with timeline.step("delete the two pools"):
+        for name in names:
+            client.delete(SRIOV_NETWORK_POOL_CONFIG, name, NS)
+        for name in names:
+            wait_until(f"pool {name} is gone", _absent(client, SRIOV_NETWORK_POOL_CONFIG, name, NS))
