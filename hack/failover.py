@@ -317,6 +317,7 @@ def analyze(directory: Path, durations: Durations, target: str, resource_prefix:
     `networks.json` and `nads.json` (`kubectl get -o json`)."""
     log_texts = {p: p.read_text(errors="replace") for p in sorted((directory / "logs").glob("*.log"))}
     writes = [w for text in log_texts.values() for w in parse_writes(text.splitlines())]
+    by_identity = {own_identity(text): text for text in log_texts.values()}
     changes = [LeaseChange(float(r["at"]), str(r.get("holder") or ""), 0)
                for r in _jsonl(directory / "lease.jsonl")]
     outcomes = []
@@ -324,9 +325,9 @@ def analyze(directory: Path, durations: Durations, target: str, resource_prefix:
         fault = FaultRecord(str(r["kind"]), float(r["at"]), victim=str(r.get("victim") or ""),
                             old_leader=str(r.get("old_leader") or ""), resumed_at=r.get("resumed_at"),
                             apiserver_back_at=r.get("apiserver_back_at"), victim_exit_code=r.get("victim_exit_code"))
-        if fault.kind == "sigstop_leader" and fault.victim:
-            fault.victim_lost_election = any(
-                fault.victim in text and "leader election lost" in text for text in log_texts.values())
+        if fault.kind == "sigstop_leader" and fault.old_leader:
+            text = by_identity.get(fault.old_leader, "")
+            fault.victim_lost_election = "leader election lost" in text
         outcomes.append(outcome(fault, writes, changes))
     networks = json.loads((directory / "networks.json").read_text()).get("items") or []
     nads = [n for n in json.loads((directory / "nads.json").read_text()).get("items") or []
@@ -334,6 +335,17 @@ def analyze(directory: Path, durations: Durations, target: str, resource_prefix:
     config = {"lease_duration_s": durations.lease, "renew_deadline_s": durations.renew,
               "retry_period_s": durations.retry, "faults": len(outcomes), "analyzed": str(directory)}
     return assemble(config, outcomes, writes, changes, compare(networks, nads, target, resource_prefix), durations)
+
+
+def own_identity(log_text: str) -> str:
+    """The elector identity of the process that wrote this log (its first acquire attempt)."""
+    for line in log_text.splitlines():
+        if "attempting to acquire leader lease" in line:
+            try:
+                return str(json.loads(line).get("identity") or "")
+            except ValueError:
+                continue
+    return ""
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
