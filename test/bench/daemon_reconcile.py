@@ -50,11 +50,19 @@ def main() -> int:
     out: dict[str, object] = {"pfs": args.pfs, "vfs_per_pf": args.vfs, "total_vfs": args.pfs * args.vfs}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        with SimHost(root / "floor", nics) as sim, Host(sim.root) as host:
-            spec = spec_for(sim, args.vfs)
-            t0 = time.perf_counter()
-            Applier(host, options=FAST).apply(spec)
-            out["apply_floor_s"] = round(time.perf_counter() - t0, 3)
+        floors: list[float] = []
+
+        def floor_run(i: int) -> None:
+            with SimHost(root / f"floor{i}", nics) as sim, Host(sim.root) as host:
+                spec = spec_for(sim, args.vfs)
+                host.discover()  # as the daemon has, before its spec arrives (netlink socket, caches)
+                t0 = time.perf_counter()
+                Applier(host, options=FAST).apply(spec)
+                floors.append(time.perf_counter() - t0)
+
+        # Floor runs before and after the daemon run (shared machines are noisy); the best is kept.
+        floor_run(0)
+        floor_run(1)
 
         with ControlPlane() as cp:
             apply_crds(cp.kubeconfig, sorted((REPO / "manifests" / "crds").glob("*.yaml")))
@@ -80,6 +88,10 @@ def main() -> int:
                         times.append((time.perf_counter() - t0) * 1000)
                     out["steady_pass_ms"] = round(statistics.median(times), 2)
                     out["steady_pass_status_writes"] = daemon.reconciler.status.writes - writes
+        floor_run(2)
+        floor_run(3)
+    out["apply_floor_s"] = round(min(floors), 3)
+    out["apply_floor_runs_s"] = [round(f, 3) for f in floors]
     vfs = args.pfs * args.vfs
     out["per_vf_overhead_ms"] = round((float(out["daemon_apply_s"]) - float(out["apply_floor_s"])) * 1000 / vfs, 3)
     print(json.dumps(out))
