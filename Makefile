@@ -65,3 +65,9 @@ clean:
 FAILOVER_ARGS ?=
 failover: $(VENV)/.installed control-plane
 	$(PY) hack/failover.py $(FAILOVER_ARGS)
+
+# Regenerate everything derived under manifests/ (CRDs and the supported-nic-ids ConfigMap), then
+# render the kustomization as a check (`kubectl apply -k manifests/crds && kubectl apply -k manifests/`).
+manifests: crds
+	$(VENV)/bin/sriovop gen supported-nics --out manifests/supported-nic-ids.yaml
+	$(VENV)/bin/kubectl kustomize manifests/ > /dev/null
