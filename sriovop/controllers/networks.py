@@ -46,6 +46,8 @@ from sriovop.runtime.kinds import NAMESPACE, Kind
 log = structlog.get_logger(__name__)
 
 NETWORK_NAMESPACE_FIELD = "spec.networkNamespace"
+#: A cache-only index of NADs by their owner-ref annotation (finds a deleted network's NAD in O(1)).
+NAD_OWNER_FIELD = f"metadata.annotations.{consts.OWNER_REF_ANNOTATION}"
 
 
 def network_namespace_of(obj: Mapping[str, Any]) -> str | None:
@@ -57,6 +59,20 @@ def register_network_namespace_index(manager: Any, kind: Kind) -> None:
     """Index `kind` by `spec.networkNamespace` unless the process already did."""
     try:
         manager.index_field(kind, NETWORK_NAMESPACE_FIELD, network_namespace_of)
+    except ValueError as exc:
+        if "already indexed" not in str(exc):
+            raise
+
+
+def nad_owner_of(obj: Mapping[str, Any]) -> str | None:
+    """The field-index extractor for NAD_OWNER_FIELD (None when the NAD names no owner)."""
+    return (obj["metadata"].get("annotations") or {}).get(consts.OWNER_REF_ANNOTATION) or None
+
+
+def register_nad_owner_index(manager: Any) -> None:
+    """Index NADs by owner annotation unless another network controller already did."""
+    try:
+        manager.index_field(NAD, NAD_OWNER_FIELD, nad_owner_of)
     except ValueError as exc:
         if "already indexed" not in str(exc):
             raise
@@ -78,6 +94,7 @@ class NetworkReconciler:
         self.resource_prefix = resource_prefix
         self.recorder = recorder
         self.api_reader = api_reader if api_reader is not None else client
+        self._nad_owner_indexed = False
         self.name = kind.kind.lower()
         self._log = log.bind(controller=self.name)
 
@@ -85,6 +102,8 @@ class NetworkReconciler:
 
     def setup(self, manager: Any, *, workers: int = 1) -> Controller:
         register_network_namespace_index(manager, self.kind)
+        register_nad_owner_index(manager)
+        self._nad_owner_indexed = True
         ctrl = Controller(self.name, self.reconcile, workers=workers, registry=manager.registry)
         cache = manager.cache
         ctrl.watches(cache.informers_for(self.kind), predicates=[ResourceVersionChanged()])
@@ -184,7 +203,9 @@ class NetworkReconciler:
         owner annotation still names it: delete such NADs once the server confirms the network is gone
         (the cache may just not have seen its creation yet)."""
         owner = self._ours({"metadata": {"namespace": req.namespace, "name": req.name}})
-        orphans = [nad for nad in self.reader.list(NAD)
+        candidates = (self.reader.list(NAD, field_selector={NAD_OWNER_FIELD: owner}) if self._nad_owner_indexed
+                      else self.reader.list(NAD))
+        orphans = [nad for nad in candidates
                    if nad["metadata"]["name"] == req.name and self._owner_of(nad) == owner]
         if not orphans:
             return

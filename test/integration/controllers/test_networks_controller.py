@@ -190,3 +190,6 @@ def test_network_outside_operator_namespace(api: Client, namespace: str, other_n
     cond = wait_for(lambda: ready(api, SRIOV_NETWORK, other_namespace, "elsewhere"), what="Ready condition")
     assert (cond["status"], cond["reason"]) == ("False", "NetworkAttachmentDefinitionInvalid")
     assert gone(api, NAD, "elsewhere", namespace)
+    # no finalizer here and no garbage collector in this test cluster: the NAD still goes with its network
+    api.delete(SRIOV_NETWORK, "local", other_namespace)
+    wait_for(lambda: gone(api, NAD, "local", other_namespace), what="NAD of the deleted network removed")
