@@ -1,0 +1,39 @@
+"""`sriovop config-daemon` flag validation: bad input fails at once, naming the flag and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sriovop.cli import main
+from sriovop.host.steps import CRASH_ENV
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    ([], {}, "--node-name is required"),
+    (["--node-name", "n", "--disable-plugins", "intel"], {}, "only 'mellanox' can be disabled"),
+    (["--node-name", "n", "--requeue-after", "0"], {}, "must be greater than zero"),
+    (["--node-name", "n", "--metrics-bind-address", "nonsense"], {}, "expected host:port"),
+    (["--node-name", "n"], {CRASH_ENV: "no-such-step"}, "unknown step"),
+    (["--node-name", "n", "--kubeconfig", "/nonexistent/kubeconfig"], {}, "does not exist"),
+])
+def test_bad_input_is_rejected(tmp_path: Path, args: list[str], env: dict[str, str], message: str,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NODE_NAME", raising=False)
+    result = CliRunner().invoke(main, ["config-daemon", "--host-root", str(tmp_path), *args], env=env)
+    assert result.exit_code != 0
+    assert message in result.output, result.output
+
+
+def test_missing_host_root_is_rejected(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["config-daemon", "--node-name", "n", "--host-root", str(tmp_path / "x")])
+    assert result.exit_code != 0 and "is not a directory" in result.output
+
+
+def test_node_name_from_environment(tmp_path: Path) -> None:
+    # NODE_NAME satisfies the requirement; the run then stops at the (missing) kubeconfig.
+    result = CliRunner().invoke(main, ["config-daemon", "--host-root", str(tmp_path), "--kubeconfig",
+                                       str(tmp_path / "none")], env={"NODE_NAME": "from-env"})
+    assert "--node-name is required" not in result.output and "does not exist" in result.output
