@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "manifests"
 NS = consts.DEFAULT_OPERATOR_NAMESPACE
 RESOURCE_PREFIX = consts.DEFAULT_RESOURCE_PREFIX
+DEMO_WEBHOOK_CONFIG_NAME = "sriov-operator-webhook-config-demo"
 IMAGE_ENV = {
     "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE": "localhost/sriovop-config-daemon:dev",
     "SRIOV_DEVICE_PLUGIN_IMAGE": "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
@@ -180,7 +181,9 @@ class Demo:
                 raise TimeoutError("the webhook did not become ready within 60s")
             time.sleep(0.2)
         self.webhook_url = f"https://127.0.0.1:{port}"
-        validating, mutating = operator_webhook_configs(Endpoint.url(self.webhook_url, self.cp.ca_pem))
+        # Not the operator's own name: with enableOperatorWebhook false the operator deletes that one.
+        validating, mutating = operator_webhook_configs(Endpoint.url(self.webhook_url, self.cp.ca_pem),
+                                                        name=DEMO_WEBHOOK_CONFIG_NAME)
         self.client.create(VALIDATING_WEBHOOK_CONFIGURATION, validating)
         self.client.create(MUTATING_WEBHOOK_CONFIGURATION, mutating)
         self.step(f"webhook serving on https://127.0.0.1:{port} and registered (failurePolicy Fail)")
