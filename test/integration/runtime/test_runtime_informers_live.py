@@ -158,7 +158,7 @@ def test_uncached_read_sees_a_write_before_the_informer(kubeconfig: Path, namesp
         eventually(lambda: _cached(mgr, "fresh", namespace), what="informer catches up")
         cached = mgr.client.get(CONFIG_MAP, "fresh", namespace)
         with pytest.raises(TypeError, match="read-only"):
-            cached["data"]["v"] = "2"  # type: ignore[index]
+            cached["data"]["v"] = "2"
         mine = thaw(cached)
         mine["data"]["v"] = "2"
         assert client.update(CONFIG_MAP, mine)["data"]["v"] == "2"

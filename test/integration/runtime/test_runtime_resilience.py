@@ -91,7 +91,7 @@ def _etcd(cp: ControlPlane, path: str, body: dict[str, object]) -> dict[str, obj
     req = urllib.request.Request(f"{cp.etcd_url}{path}", data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"}, method="POST")
     with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.loads(resp.read())  # type: ignore[no-any-return]
+        return dict(json.loads(resp.read()))
 
 
 def _etcd_revision(cp: ControlPlane) -> int:

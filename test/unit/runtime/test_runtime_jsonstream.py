@@ -24,7 +24,12 @@ def test_matches_json_loads(items: list[dict[str, Any]], meta: dict[str, Any], i
     doc = {"kind": "List", "metadata": meta, "items": items, "apiVersion": "v1"}
     text = json.dumps(doc, indent=indent)
     seen: list[Any] = []
-    top, out = decode_list(text.encode(), lambda o: seen.append(o) or ("T", o))
+
+    def transform(o: dict[str, Any]) -> tuple[str, Any]:
+        seen.append(o)
+        return ("T", o)
+
+    top, out = decode_list(text.encode(), transform)
     assert [o for _t, o in out] == items == seen
     assert top == {k: v for k, v in doc.items() if k != "items"}
 

@@ -14,7 +14,7 @@ from sriovop.runtime.cache.keys import object_of
 
 @pytest.fixture(params=[Store, CompactStore], ids=["store", "compact"])
 def store_cls(request: pytest.FixtureRequest) -> type[Store]:
-    return request.param  # type: ignore[no-any-return]
+    return request.param
 
 
 def obj(name: str, ns: str = "ns", rv: str = "1", **labels: str) -> dict[str, Any]:
