@@ -19,8 +19,7 @@ def api_client(kubeconfig: Path) -> client.ApiClient:
 
 def create_namespace(kubeconfig: Path, name: str) -> None:
     with api_client(kubeconfig) as api:
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-        client.CoreV1Api(api).create_namespace(body)
+        client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
 
 
 def delete_namespace(kubeconfig: Path, name: str) -> None:
