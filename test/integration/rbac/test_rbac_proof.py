@@ -276,3 +276,23 @@ def test_owner_references_need_the_finalizers_permission_here(proof: Proof) -> N
             restricted.create(CONFIG_MAP, owned, NS)
     finally:
         restricted.close()
+
+
+def test_a_client_certificate_with_a_service_account_name_is_bound_like_the_account(proof: Proof) -> None:
+    """RBAC matches a ServiceAccount subject by user name, so a client certificate whose common name is
+    `system:serviceaccount:<ns>:<name>` gets the account's roles (checked with the webhook's account,
+    whose name fits); the other accounts' names exceed X.509's 64-character common name, which is why
+    the demo uses ServiceAccount tokens."""
+    webhook_user = service_account_user(NS, "operator-webhook-sa")
+    assert len(webhook_user) <= 64
+    client = Client(load_config(str(proof.cp.mint_user(webhook_user, GROUPS))))
+    try:
+        assert client.get(CONFIG_MAP, "supported-nic-ids", NS)["metadata"]["name"] == "supported-nic-ids"
+        with pytest.raises(Forbidden):
+            client.get(CONFIG_MAP, "device-plugin-config", NS)  # not in the role's resourceNames
+    finally:
+        client.close()
+    for component in COMPONENTS:
+        if len(_user(component)) > 64:
+            with pytest.raises(ValueError, match="64"):
+                proof.cp.mint_user(_user(component), GROUPS)
