@@ -149,10 +149,12 @@ def test_policies_on_overlapping_nodes_with_priorities(kubeconfig: Path, namespa
         assert cluster.dp_config(only_a) == (
             '{"resourceList":[{"resourceName":"r_low","selectors":{"pfNames":["ens1f0#0-3"],'
             '"IsRdma":false,"NeedVhostNet":false},"SelectorObj":null}]}')
-        entries = json.loads(cluster.dp_config(both) or "")["resourceList"]
-        # sorted by priority number descending: low (50), high (10), pf1 (5); alt name resolved
-        assert [(e["resourceName"], e["selectors"].get("pfNames")) for e in entries] == [
-            ("r_low", ["ens1f0#0-3"]), ("r_high", ["ens1f0#4-7"]), ("r_pf1", None)]
+        # sorted by priority number descending: low (50), high (10), pf1 (5); the alt name is resolved once
+        # the NodeState reports it (the ConfigMap is written just after the NodeStates of the same sync)
+        expected = [("r_low", ["ens1f0#0-3"]), ("r_high", ["ens1f0#4-7"]), ("r_pf1", None)]
+        entries = wait_for(lambda: [(e["resourceName"], e["selectors"].get("pfNames")) for e in
+                                    json.loads(cluster.dp_config(both) or "")["resourceList"]] == expected
+                           and json.loads(cluster.dp_config(both) or "")["resourceList"], what="config of 'both'")
         assert entries[2]["selectors"] == {"vendors": ["8086"], "rootDevices": ["0000:3b:00.1"], "IsRdma": False,
                                            "NeedVhostNet": False}
         cm = cluster.client.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, namespace)
