@@ -53,7 +53,7 @@ class OperatorConfigFollower:
             self.live.log_level = level
         if level_changed and self.set_log_level is not None:
             self.set_log_level(level)
-            log.info("log level changed", level=level, logLevel=raw)
+            log.info("log level changed", new_level=level, logLevel=raw)
         if changed and self.on_change is not None:
             self.on_change()
 
