@@ -97,7 +97,8 @@ class NodeStateReconciler:
         if self.generations.is_applied(uid, generation):
             drifted = self._drifted(main, extra, view, state)
             if not drifted:
-                self.status.write(interfaces=interfaces)  # a no-op unless the host changed
+                if (state.get("status") or {}).get("interfaces") != interfaces:
+                    self.status.write(interfaces=interfaces)  # re-reads, so a stale compare costs one GET
                 return Result(requeue_after=self.settings.requeue_after)
             self._log.info("host drifted from the applied configuration; applying again", generation=generation)
             self._event(state, "Normal", REASON_DRIFT, "The host no longer matches the applied configuration; "
