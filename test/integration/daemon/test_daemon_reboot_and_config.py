@@ -75,3 +75,19 @@ def test_disable_drain_turned_on_live_unblocks_a_waiting_change(kubeconfig: Path
         assert annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_IDLE
         assert annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_IDLE
         assert daemon.live.disable_drain and daemon.live.log_level == "debug"
+
+
+def test_external_drainer_marker_follows_the_setting(kubeconfig: Path, namespace: str, node_name: str,
+                                                     sim: SimHost) -> None:
+    client = client_for(kubeconfig)
+    xxv = sim.describe()["pfs"][0]
+    prepare_cluster(client, namespace, node_name, spec={"interfaces": [pf_spec(xxv, 2)]})
+    with running_daemon(kubeconfig, namespace, node_name, sim.root, use_external_drainer=True):
+        wait_for(lambda: annotation(get_state(client, namespace, node_name),
+                                    consts.NODE_STATE_EXTERNAL_DRAINER_ANNOTATION) == "true", 30, "the marker")
+        wait_sync(client, namespace, node_name, consts.SYNC_STATUS_SUCCEEDED)
+        assert sim.kernel.pfs[xxv["pciAddress"]].numvfs == 2
+    # Without USE_EXTERNAL_DRAINER the marker is removed again (only while no drain is under way).
+    with running_daemon(kubeconfig, namespace, node_name, sim.root):
+        wait_for(lambda: annotation(get_state(client, namespace, node_name),
+                                    consts.NODE_STATE_EXTERNAL_DRAINER_ANNOTATION) is None, 30, "marker removed")
