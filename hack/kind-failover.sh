@@ -89,8 +89,20 @@ deploy() {
     done
     "${KUBECTL[@]}" wait --for condition=established --timeout 120s crd --all >&2
     # No webhook image is loaded here; webhooks with failurePolicy Fail would refuse the workload.
-    "${KUBECTL[@]}" -n "$NS" patch sriovoperatorconfig default --type merge \
-        -p '{"spec":{"enableOperatorWebhook":false,"enableInjector":false}}' >&2
+    if ! "${KUBECTL[@]}" -n "$NS" patch sriovoperatorconfig default --type merge \
+        -p '{"spec":{"enableOperatorWebhook":false,"enableInjector":false}}' >&2; then
+        "${KUBECTL[@]}" apply -f - >&2 <<EOF
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovOperatorConfig
+metadata:
+  name: default
+  namespace: $NS
+spec:
+  enableOperatorWebhook: false
+  enableInjector: false
+  logLevel: 2
+EOF
+    fi
     "${KUBECTL[@]}" -n "$NS" set image "deployment/$DEPLOYMENT" "*=$IMAGE" >&2
     selector="$("${KUBECTL[@]}" -n "$NS" get deployment "$DEPLOYMENT" -o jsonpath='{.spec.selector.matchLabels}')"
     "${KUBECTL[@]}" -n "$NS" patch deployment "$DEPLOYMENT" --type strategic -p "$(cat <<EOF
