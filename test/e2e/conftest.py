@@ -31,13 +31,15 @@ def vm_ready(vm_timings: dict[str, float]) -> Iterator[None]:
     yield
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cluster_guest(vm_ready: None, control_plane: ControlPlane) -> GuestFactory:
     """Makes guests wired to the shared control plane: the apiserver forward, /run/job/kubeconfig
     (admin unless `kubeconfig=` names another, e.g. `control_plane.mint_user(...)`), the hostname and
     NODE_NAME set to `node`, KUBECONFIG exported. For the config daemon:
 
         with cluster_guest(node="node-1").start(f"exec {venv}/sriovop config-daemon --host-root /") as g: ...
+
+    Session-scoped (the factory holds no state) so module-scoped scenarios can use it too.
     """
     port = urlparse(control_plane.url).port
     assert port, control_plane.url

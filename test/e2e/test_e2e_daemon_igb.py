@@ -1,0 +1,359 @@
+"""The config daemon on a real kernel: a policy becomes igbvf VFs on QEMU's emulated Intel 82576.
+
+One guest boot runs `sriovop config-daemon --host-root /` (the host venv over 9p) against the shared
+control plane, reached through the guest's apiserver forward. On the host the operator's node-policy
+and drain controllers run in-process, as the operator wires them. The scenario (module fixture):
+
+1. the daemon reports the 82576 PF in the NodeState status;
+2. a policy asks for 4 VFs, MTU 9000 on eth0 → the operator writes the NodeState spec → the daemon
+   creates the VFs (igbvf), pins their admin MACs, reports `Succeeded` with every VF;
+3. next to the running daemon, the guest's `ip` cross-checks the kernel, and tries what igb cannot do
+   (VF link state, some VF rates): recorded as expected failures with the reason;
+4. the policy is deleted → the spec is empty → the PF is reset (through a real drain): numVfs 0, no VFs;
+5. a policy asks for 8 VFs → the daemon reports `Failed` naming the PF and the totalvfs/ERANGE reason,
+   keeps running and retrying, and leaves the PF untouched;
+6. SIGTERM: the daemon exits 0.
+
+The tests assert on what the fixture recorded. No webhook runs here (the 8-VF policy reaches the daemon);
+the webhook's own rejection of numVfs above totalvfs is covered by the webhook tests.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
+from sriovop.devcluster import ControlPlane
+from sriovop.runtime.client import Client
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.kinds import NODE
+from test.support.controllers_harness import node_policy_controller
+from test.support.daemon_harness import client_for, prepare_cluster
+from test.support.kube import create_namespace, delete_namespace
+from test.support.operator_drain import running_drain_manager
+from test.support.vm_daemon import EXIT_MARK, STARTED_LOG, GuestShell, daemon_script
+from test.support.vm_guest import GuestFactory
+
+# TCG guest: boot 10-50 s, `import kubernetes` 20-35 s, each daemon pass several seconds.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
+
+NODE_NAME = "e2e-igb-node"
+PF_PCI = "0000:01:00.0"
+PF_NAME = "eth0"
+NUM_VFS = 4
+MTU = 9000
+WORKER = {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux", "kubernetes.io/hostname": NODE_NAME}
+POLICY = "igb-e2e"
+RESOURCE = "igbvfs"
+# VF offset 0x80, stride 2 behind 01:00.0 (hack/vm/README.md).
+VF_PCIS = ["0000:01:10.0", "0000:01:10.2", "0000:01:10.4", "0000:01:10.6"]
+
+SYSFS_VFS = f"pf=/sys/bus/pci/devices/{PF_PCI}\n" + r"""
+for l in "$pf"/virtfn*; do
+  d=$(readlink -f "$l")
+  printf '%s %s %s %s %s %s\n' "${l##*virtfn}" "${d##*/}" "$(cat "$d/vendor")" "$(cat "$d/device")" \
+    "$(basename "$(readlink "$d/driver")")" "$(ls "$d/net" 2>/dev/null)"
+done
+cat "$pf/sriov_numvfs"
+"""
+
+# What igb cannot do (see test_vm_sysfs.py for the same facts on plain sysfs): tried on the daemon's VFs.
+UNSUPPORTED = {
+    "vf_link_state": (f"ip link set {PF_NAME} vf 0 state enable", "Operation not supported",
+                      "igb has no ndo_set_vf_link_state"),
+    "vf_min_tx_rate": (f"ip link set {PF_NAME} vf 1 min_tx_rate 10", "Invalid argument",
+                       "igb_ndo_set_vf_bw rejects any minimum rate"),
+    "vf_max_tx_rate_above_link": (f"ip link set {PF_NAME} vf 2 max_tx_rate 2000", "Invalid argument",
+                                  "igb rejects a VF rate above the PF's 1000 Mb/s link"),
+}
+
+
+def _pf(state: dict[str, Any]) -> dict[str, Any] | None:
+    for iface in (state.get("status") or {}).get("interfaces") or []:
+        if iface.get("pciAddress") == PF_PCI:
+            return dict(iface)
+    return None
+
+
+def _spec_pf(state: dict[str, Any]) -> dict[str, Any] | None:
+    for iface in (state.get("spec") or {}).get("interfaces") or []:
+        if iface.get("pciAddress") == PF_PCI:
+            return dict(iface)
+    return None
+
+
+def _sync(state: dict[str, Any]) -> str:
+    return str((state.get("status") or {}).get("syncStatus") or "")
+
+
+class Follower:
+    """Polls the NodeState: when the spec first matched, and when the status then did."""
+
+    def __init__(self, client: Client, namespace: str) -> None:
+        self.client = client
+        self.namespace = namespace
+
+    def get(self) -> dict[str, Any] | None:
+        try:
+            return self.client.get(SRIOV_NETWORK_NODE_STATE, NODE_NAME, self.namespace)
+        except NotFound:
+            return None
+
+    def until(self, what: str, spec_ok: Callable[[dict[str, Any]], bool],
+              status_ok: Callable[[dict[str, Any]], bool], timeout: float,
+              console: Callable[[], str]) -> tuple[float, float, dict[str, Any]]:
+        """Returns (monotonic time the spec matched, time the status then matched, the NodeState)."""
+        deadline = time.monotonic() + timeout
+        t_spec: float | None = None
+        last: dict[str, Any] | None = None
+        while time.monotonic() < deadline:
+            last = self.get()
+            now = time.monotonic()
+            if last is not None and spec_ok(last):
+                t_spec = t_spec or now
+                if status_ok(last):
+                    return t_spec, now, last
+            time.sleep(0.2)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what} (spec matched: {t_spec is not None})"
+                             f"\nlast NodeState: {json.dumps(last, indent=1)[-3000:]}"
+                             f"\n--- guest console tail ---\n{console()[-5000:]}")
+
+
+def _policy(num_vfs: int) -> dict[str, Any]:
+    return {"metadata": {"name": POLICY}, "spec": {
+        "resourceName": RESOURCE, "numVfs": num_vfs, "mtu": MTU, "priority": 10, "deviceType": "netdevice",
+        "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
+        "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
+
+
+def _ip_links(shell: GuestShell) -> list[dict[str, Any]]:
+    rc, out, err = shell.run("ip -j link show")
+    assert rc == 0, err
+    links: list[dict[str, Any]] = json.loads(out)
+    return links
+
+
+def _sysfs_vfs(shell: GuestShell) -> dict[str, Any]:
+    rc, out, err = shell.run(SYSFS_VFS)
+    assert rc == 0, err
+    lines = out.strip().splitlines()
+    vfs = [dict(zip(("index", "pci", "vendor", "device", "driver", "netdev"), ln.split(), strict=False))
+           for ln in lines[:-1] if not ln.startswith("*")]
+    return {"numvfs": lines[-1].strip(), "vfs": vfs}
+
+
+@pytest.fixture(scope="module")
+def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
+             vm_timings: dict[str, float]) -> Iterator[dict[str, Any]]:
+    namespace = f"e2e-daemon-{uuid.uuid4().hex[:6]}"
+    create_namespace(control_plane.kubeconfig, namespace)
+    client = client_for(control_plane.kubeconfig)
+    rec: dict[str, Any] = {"namespace": namespace}
+    prepare_cluster(client, namespace, NODE_NAME, node_state=False)
+    client.patch(NODE, NODE_NAME, {"metadata": {"labels": WORKER}})
+    t0 = time.monotonic()
+    with node_policy_controller(control_plane.kubeconfig, namespace, stale_delay_minutes=0), \
+            running_drain_manager(control_plane.kubeconfig, namespace), \
+            cluster_guest(node=NODE_NAME).start(daemon_script(namespace), timeout=1400) as guest:
+        shell = GuestShell(guest)
+        follow = Follower(client, namespace)
+        console = lambda: guest.console  # noqa: E731
+
+        # 1. The daemon starts (import time on TCG) and reports the host.
+        guest.wait_for(STARTED_LOG, timeout=400)
+        assert guest.boot_seconds is not None and guest.ready_at is not None
+        vm_timings["daemon_guest_boot_seconds"] = guest.boot_seconds
+        vm_timings["daemon_start_seconds"] = time.monotonic() - guest.ready_at
+        _t, t_disc, state = follow.until("the PF in the NodeState status", lambda s: True,
+                                         lambda s: _pf(s) is not None and _sync(s) == consts.SYNC_STATUS_SUCCEEDED,
+                                         300, console)
+        vm_timings["daemon_first_status_seconds"] = t_disc - guest.ready_at
+        rec["discovered"] = state
+
+        # 2. Policy → spec → 4 VFs.
+        t_policy = time.monotonic()
+        client.create(SRIOV_NETWORK_NODE_POLICY, _policy(NUM_VFS), namespace)
+        t_spec, t_done, state = follow.until(
+            f"{NUM_VFS} VFs Succeeded",
+            lambda s: (_spec_pf(s) or {}).get("numVfs") == NUM_VFS,
+            lambda s: _sync(s) == consts.SYNC_STATUS_SUCCEEDED and (_pf(s) or {}).get("numVfs") == NUM_VFS,
+            400, console)
+        vm_timings["vf_create_spec_to_succeeded_seconds"] = t_done - t_spec
+        vm_timings["vf_create_policy_to_succeeded_seconds"] = t_done - t_policy
+        rec["configured"] = state
+
+        # 3. The kernel's view, next to the running daemon, and what igb cannot do.
+        rec["ip_links"] = _ip_links(shell)
+        rec["sysfs"] = _sysfs_vfs(shell)
+        rec["unsupported"] = {}
+        for name, (cmd, _msg, _why) in UNSUPPORTED.items():
+            rc, _out, err = shell.run(cmd)
+            rec["unsupported"][name] = {"cmd": cmd, "rc": rc, "stderr": err}
+        rec["ip_links_after_unsupported"] = _ip_links(shell)
+
+        # 4. Policy deleted → empty spec → reset (the daemon asks for a drain first).
+        client.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, namespace)
+        t_spec, t_done, state = follow.until(
+            "the reset to 0 VFs",
+            lambda s: _spec_pf(s) is None,
+            lambda s: _sync(s) == consts.SYNC_STATUS_SUCCEEDED and _pf(s) is not None
+            and not (_pf(s) or {}).get("numVfs") and not (_pf(s) or {}).get("Vfs"),
+            400, console)
+        vm_timings["vf_reset_spec_to_succeeded_seconds"] = t_done - t_spec
+        rec["reset"] = state
+        rec["reset_sysfs"] = _sysfs_vfs(shell)
+        rec["reset_ip_links"] = _ip_links(shell)
+
+        # 5. 8 VFs on a PF with sriov_totalvfs 7: Failed, and the daemon stays up.
+        client.create(SRIOV_NETWORK_NODE_POLICY, _policy(8), namespace)
+        t_spec, t_done, state = follow.until(
+            "syncStatus Failed for 8 VFs",
+            lambda s: (_spec_pf(s) or {}).get("numVfs") == 8,
+            lambda s: _sync(s) == consts.SYNC_STATUS_FAILED, 300, console)
+        vm_timings["eight_vfs_spec_to_failed_seconds"] = t_done - t_spec
+        rec["failed"] = state
+        failures_seen = guest.console.count("sync failed")
+        retry = time.monotonic()
+        while guest.console.count("sync failed") <= failures_seen and time.monotonic() - retry < 120:
+            time.sleep(0.5)
+        rec["failures_logged"] = (failures_seen, guest.console.count("sync failed"))
+        rec["daemon_alive_after_failure"] = shell.daemon_alive()
+        rec["failed_later"] = follow.get()
+        rec["failed_sysfs"] = _sysfs_vfs(shell)
+        client.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, namespace)
+
+        # 6. SIGTERM.
+        rc, _console = guest.stop(timeout=120)
+        rec["stop_rc"] = rc
+        rec["output"] = guest.output
+    vm_timings["daemon_e2e_total_seconds"] = time.monotonic() - t0
+    yield rec
+    delete_namespace(control_plane.kubeconfig, namespace)
+
+
+# -- 1. discovery ------------------------------------------------------------------------------------
+
+
+def test_daemon_discovers_the_82576_pf(scenario: dict[str, Any]) -> None:
+    pf = _pf(scenario["discovered"])
+    assert pf is not None
+    assert (pf["name"], pf["vendor"], pf["deviceID"], pf["driver"], pf["totalvfs"]) == \
+        (PF_NAME, "8086", "10c9", "igb", 7)
+    assert pf.get("numVfs", 0) == 0 and "Vfs" not in pf
+    assert pf["linkType"] == "ETH"
+
+
+# -- 2. four VFs -------------------------------------------------------------------------------------
+
+
+def test_policy_becomes_nodestate_spec(scenario: dict[str, Any]) -> None:
+    spec = _spec_pf(scenario["configured"])
+    assert spec is not None
+    assert (spec["numVfs"], spec["mtu"], spec["name"]) == (NUM_VFS, MTU, PF_NAME)
+    assert [(g["resourceName"], g["vfRange"], g["deviceType"]) for g in spec["vfGroups"]] == \
+        [(RESOURCE, f"0-{NUM_VFS - 1}", "netdevice")]
+
+
+def test_four_igbvf_vfs_reported_succeeded(scenario: dict[str, Any]) -> None:
+    state = scenario["configured"]
+    assert _sync(state) == consts.SYNC_STATUS_SUCCEEDED
+    assert not state["status"].get("lastSyncError")
+    pf = _pf(state)
+    assert pf is not None
+    assert (pf["numVfs"], pf["mtu"], pf["totalvfs"], pf["linkAdminState"]) == (NUM_VFS, MTU, 7, "up")
+    vfs = pf["Vfs"]
+    assert [v["vfID"] for v in vfs] == list(range(NUM_VFS))
+    assert [v["pciAddress"] for v in vfs] == VF_PCIS
+    for vf in vfs:
+        assert (vf["vendor"], vf["deviceID"], vf["driver"], vf["mtu"]) == ("8086", "10ca", "igbvf", MTU), vf
+        assert vf["name"] and vf["mac"] and vf["mac"] != "00:00:00:00:00:00", vf
+    assert len({v["mac"] for v in vfs}) == NUM_VFS
+
+
+def test_status_matches_the_guest_kernel(scenario: dict[str, Any]) -> None:
+    """The daemon's report against `ip -j link show` and sysfs, read in the guest while it ran."""
+    pf = _pf(scenario["configured"])
+    assert pf is not None
+    links = {link["ifname"]: link for link in scenario["ip_links"]}
+    pf_link = links[PF_NAME]
+    assert pf_link["mtu"] == MTU and "UP" in pf_link["flags"]
+    assert pf_link["address"] == pf["mac"]
+    # The admin MAC pinned on the PF for each VF is the MAC the status reports, and the VF netdev's.
+    admin = {v["vf"]: v["address"] for v in pf_link["vfinfo_list"]}
+    assert sorted(admin) == list(range(NUM_VFS))
+    for vf in pf["Vfs"]:
+        assert admin[vf["vfID"]] == vf["mac"], (vf, admin)
+        assert links[vf["name"]]["address"] == vf["mac"]
+        assert links[vf["name"]]["mtu"] == vf["mtu"] == MTU
+    sysfs = scenario["sysfs"]
+    assert sysfs["numvfs"] == str(NUM_VFS)
+    assert [(s["pci"], s["vendor"], s["device"], s["driver"], s["netdev"]) for s in sysfs["vfs"]] == \
+        [(v["pciAddress"], "0x8086", "0x10ca", "igbvf", v["name"]) for v in pf["Vfs"]]
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED))
+def test_expected_failure_igb_vf_setting(scenario: dict[str, Any], name: str) -> None:
+    """Expected failures of the igb emulation/driver, on the VFs the daemon created (reason in
+    UNSUPPORTED): the kernel refuses them, and a refused setting changes nothing."""
+    cmd, message, why = UNSUPPORTED[name]
+    result = scenario["unsupported"][name]
+    assert result["rc"] != 0, f"igb unexpectedly accepted `{cmd}` ({why}): {result}"
+    assert message in result["stderr"], (why, result)
+    before = {link["ifname"]: link for link in scenario["ip_links"]}[PF_NAME]["vfinfo_list"]
+    after = {link["ifname"]: link for link in scenario["ip_links_after_unsupported"]}[PF_NAME]["vfinfo_list"]
+    assert [(v["vf"], v.get("rate"), v.get("link_state")) for v in after] == \
+        [(v["vf"], v.get("rate"), v.get("link_state")) for v in before]
+
+
+# -- 4. reset ----------------------------------------------------------------------------------------
+
+
+def test_policy_removed_resets_the_pf(scenario: dict[str, Any]) -> None:
+    state = scenario["reset"]
+    assert (state.get("spec") or {}).get("interfaces") in (None, [])
+    pf = _pf(state)
+    assert pf is not None
+    assert pf.get("numVfs", 0) == 0 and "Vfs" not in pf
+    assert pf["mtu"] == 1500, "the MTU of the initial-state checkpoint is restored"
+    assert scenario["reset_sysfs"] == {"numvfs": "0", "vfs": []}
+    pf_link = {link["ifname"]: link for link in scenario["reset_ip_links"]}[PF_NAME]
+    assert not pf_link.get("vfinfo_list")
+    assert pf_link["mtu"] == 1500
+
+
+# -- 5. too many VFs ---------------------------------------------------------------------------------
+
+
+def test_eight_vfs_reported_failed_naming_pf_and_reason(scenario: dict[str, Any]) -> None:
+    state = scenario["failed"]
+    assert _sync(state) == consts.SYNC_STATUS_FAILED
+    error = state["status"]["lastSyncError"]
+    assert PF_PCI in error and "check-totalvfs" in error, error
+    # The daemon checks sriov_totalvfs itself before writing sriov_numvfs (upstream's order) and
+    # reports it as the kernel would have refused it: ERANGE.
+    assert "numVfs 8 is above sriov_totalvfs 7" in error and f"[Errno {errno.ERANGE}]" in error, error
+
+
+def test_daemon_survives_and_retries_the_failure(scenario: dict[str, Any]) -> None:
+    before, after = scenario["failures_logged"]
+    assert after > before >= 1, "the failed apply is retried with backoff"
+    assert scenario["daemon_alive_after_failure"]
+    later = scenario["failed_later"]
+    assert _sync(later) == consts.SYNC_STATUS_FAILED
+    assert scenario["failed_sysfs"] == {"numvfs": "0", "vfs": []}, "a rejected apply leaves the PF as it was"
+
+
+# -- 6. stop -----------------------------------------------------------------------------------------
+
+
+def test_daemon_exits_zero_on_sigterm(scenario: dict[str, Any]) -> None:
+    assert f"{EXIT_MARK} 0" in scenario["output"], scenario["output"][-3000:]
+    assert scenario["stop_rc"] == 0
