@@ -151,7 +151,11 @@ class ControlPlane:
         self._wait(self._readyz, self.apiserver, self.apiserver_log, "kube-apiserver")
 
     def restart_apiserver(self, downtime: float = 0.0) -> None:
-        """Stop kube-apiserver and start it again on the same port against the same etcd."""
+        """Stop kube-apiserver and start it again on the same port against the same etcd.
+
+        Call it from the thread that called start() (in practice the main thread): the new process gets
+        PR_SET_PDEATHSIG too, so it would die with a short-lived helper thread that started it.
+        """
         assert self._binaries is not None, "start() first"
         process.terminate(self.apiserver)
         time.sleep(downtime)
