@@ -341,4 +341,7 @@ main() {
     analyze | tee "$WORK/report.json"
 }
 
-main "$@"
+# Sourcing the script (for a dry test of its functions) defines them without running anything.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+    main "$@"
+fi
