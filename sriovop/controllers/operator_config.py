@@ -146,7 +146,7 @@ class OperatorConfigReconciler:
         if level != self._log_level:
             self.set_log_level(level)
             self._log_level = level
-            log.info("operator log level changed", level=level, logLevel=raw)
+            log.info("operator log level changed", log_level=level, logLevel=raw)
 
     # -- what gets applied -------------------------------------------------------------------------
 
