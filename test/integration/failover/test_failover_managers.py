@@ -130,14 +130,20 @@ def test_blocked_renewals_stop_the_leader_before_the_follower_starts(client: Cli
     holders: list[str] = []
     sampling = threading.Event()
 
+    renewals: list[tuple[float, str]] = []  # (monotonic time first seen, renewTime) of manager-a's renewals
+
     def sample() -> None:
         while not sampling.is_set():
             try:
-                holder = str(client.get(LEASE, LEASE_NAME, namespace)["spec"].get("holderIdentity") or "")
+                spec = client.get(LEASE, LEASE_NAME, namespace)["spec"]
             except NotFound:
-                holder = ""
+                spec = {}
+            holder = str(spec.get("holderIdentity") or "")
             if holder and (not holders or holders[-1] != holder):
                 holders.append(holder)
+            renew = str(spec.get("renewTime") or "")
+            if holder == "manager-a" and (not renewals or renewals[-1][1] != renew):
+                renewals.append((time.monotonic(), renew))
             sampling.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -179,6 +185,10 @@ def test_blocked_renewals_stop_the_leader_before_the_follower_starts(client: Cli
     assert max(a_rvs) < min(b_rvs), "the server committed a write of the old leader after the new one's"
     # Nothing the old leader attempted after its work stopped (or after the takeover) went through.
     assert all(e[0] <= a_stopped[0][0] for e in log.of("manager-a", "write"))
+    # The follower waited for the lease to expire: LeaseDuration from the old leader's last renewal
+    # (as seen by the 50 ms sampler; a generous second of slack for a starved sampler thread).
+    last_renewal_seen = renewals[-1][0]
+    assert b_started[0][0] - last_renewal_seen >= CONFIG.lease_duration - 1.0, (b_started, renewals[-3:])
     assert holders[:2] == ["manager-a", "manager-b"], holders
     assert "manager-a" not in holders[1:], holders
     assert not b.error, b.error
