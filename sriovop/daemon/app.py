@@ -22,6 +22,7 @@ from prometheus_client import CollectorRegistry
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.daemon.deviceplugin import DevicePluginPods
 from sriovop.daemon.hostref import HostRef
 from sriovop.daemon.metrics import MetricsServer, VfStatsCollector
 from sriovop.daemon.opconfig import OperatorConfigFollower
@@ -106,8 +107,10 @@ class Daemon:
 
         hosts = HostRef(s.host_root, state_dir=s.state_dir, dev_mode=s.dev_mode, supported=nics)
         recorder = EventRecorder(self.client, component=EVENT_COMPONENT, host=node_name)
+        device_plugin = DevicePluginPods(self.client, ns, node_name, timeout=s.device_plugin_wait_timeout,
+                                         interval=s.device_plugin_poll_interval, stop=stop)
         self.reconciler = NodeStateReconciler(self.client, s, self.live, hosts, recorder=recorder,
-                                              platform=platform, hook=self.hook)
+                                              platform=platform, hook=self.hook, device_plugin=device_plugin)
         factory = InformerFactory(self.client, read_timeout=self.client.config.watch_read_timeout)
         states = factory.informer_for(SRIOV_NETWORK_NODE_STATE, ns, field_selector={"metadata.name": node_name})
         configs = factory.informer_for(SRIOV_OPERATOR_CONFIG, ns,

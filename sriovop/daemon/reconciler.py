@@ -4,9 +4,13 @@
 GET NodeState ─► drain annotations present? ─► discover the host ─► generation already applied?
    ├─ yes: host drifted?  no ─► refresh status if it changed, requeue in 30 s
    └─ no (or drift): InProgress ─► plugins: drain? reboot? ─► handshake (request / wait / proceed)
-        ─► vendor plugins apply ─► reboot needed? report (and reboot a real host)
-        ─► main plugin apply ─► desired-state Idle ─► status Succeeded ─► persist the generation
+        ─► [gate on: delete the device-plugin pod, wait for its replacement] ─► vendor plugins apply
+        ─► reboot needed? report (and reboot a real host) ─► main plugin apply
+        ─► [gate on: unblock the replacement | gate off: restart the device plugin]
+        ─► desired-state Idle ─► status Succeeded ─► persist the generation
 ```
+The gate is `blockDevicePluginUntilConfigured` (see deviceplugin.py); in the steady state a device-plugin
+pod of this node still waiting for its configuration is unblocked.
 Beyond upstream: a failed pass reports `syncStatus: Failed` with a `lastSyncError` naming the PF and
 step, then raises so the controller retries with backoff (the daemon itself never exits); the applied
 generation is persisted on the host (see generation.py).
@@ -20,6 +24,7 @@ from typing import Any
 import structlog
 
 from sriovop.api.v1 import consts
+from sriovop.daemon.deviceplugin import DevicePluginPods
 from sriovop.daemon.generation import AppliedGeneration
 from sriovop.daemon.handshake import DrainStep, decide_drain
 from sriovop.daemon.hostref import HostRef
@@ -51,6 +56,7 @@ class NodeStateReconciler:
         recorder: Recorder | None = None, platform: str = "baremetal", hook: StepHook | None = None,
         rebooter: Rebooter | None = None,
         plugin_loader: Callable[..., tuple[Plugin, list[Plugin]]] = load_plugins,
+        device_plugin: DevicePluginPods | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -64,6 +70,9 @@ class NodeStateReconciler:
         self.status = StatusWriter(client, settings.namespace, settings.node_name, recorder)
         self.drain = DrainAnnotator(client, settings.namespace, settings.node_name)
         self.generations = AppliedGeneration(hosts.paths.state_dir)
+        self.device_plugin = device_plugin or DevicePluginPods(
+            client, settings.namespace, settings.node_name, timeout=settings.device_plugin_wait_timeout,
+            interval=settings.device_plugin_poll_interval)
         #: (uid, generation) of the last pass that failed: its retries keep showing Failed.
         self._failed: tuple[str, int] | None = None
         self._log = log.bind(node=settings.node_name)
@@ -99,6 +108,8 @@ class NodeStateReconciler:
             if not drifted:
                 if (state.get("status") or {}).get("interfaces") != interfaces:
                     self.status.write(interfaces=interfaces)  # re-reads, so a stale compare costs one GET
+                if self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED):
+                    self.device_plugin.unblock_waiting()  # e.g. the device plugin restarted on its own
                 return Result(requeue_after=self.settings.requeue_after)
             self._log.info("host drifted from the applied configuration; applying again", generation=generation)
             self._event(state, "Normal", REASON_DRIFT, "The host no longer matches the applied configuration; "
@@ -126,6 +137,8 @@ class NodeStateReconciler:
                                 f"Requested {action.annotation} before changing the host configuration")
                 return Result(requeue_after=self.settings.requeue_after)
 
+        block = self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED)
+        restart = self.device_plugin.restart() if block else None  # step 11.1
         try:
             for plugin in extra:
                 plugin.apply()
@@ -136,6 +149,10 @@ class NodeStateReconciler:
             self._fail(state, interfaces, host, _describe(exc))
             raise SyncFailed(_describe(exc)) from exc
 
+        if restart is not None:  # step 11.5
+            self.device_plugin.wait_and_unblock(restart)
+        else:
+            self.device_plugin.restart(wait=False)
         self.drain.set_desired(consts.DRAIN_IDLE, self.status.get())
         interfaces = self._discover(host, state)
         self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_SUCCEEDED, last_sync_error="")

@@ -65,13 +65,17 @@ class DaemonSettings:
     startup_max_delay: float = 30.0
     metrics_bind_address: str | None = None
     apply_options: ApplyOptions = field(default_factory=ApplyOptions)
+    #: Upstream's 2 min bound on waiting for a replacement device-plugin pod and for its wait mark.
+    device_plugin_wait_timeout: float = 120.0
+    device_plugin_poll_interval: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.node_name:
             raise ValueError("node name: required (--node-name or $NODE_NAME)")
         if not self.namespace:
             raise ValueError("namespace: required (--namespace or $NAMESPACE)")
-        for name in ("requeue_after", "retry_base_delay", "retry_max_delay", "startup_max_delay"):
+        for name in ("requeue_after", "retry_base_delay", "retry_max_delay", "startup_max_delay",
+                     "device_plugin_wait_timeout", "device_plugin_poll_interval"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name}: must be greater than zero, got {getattr(self, name)!r}")
         if self.retry_max_delay < self.retry_base_delay:
