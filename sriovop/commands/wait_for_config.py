@@ -179,7 +179,7 @@ class Waiter:
 def _hint(exc: ApiError) -> str:
     if isinstance(exc, (Forbidden, Unauthorized)):
         return (" (the pod's ServiceAccount needs get/patch/watch on pods in its namespace: "
-                "manifests/rbac/service-accounts.yaml)")
+                "manifests/rbac/device-plugin.yaml)")
     if isinstance(exc, NotFound):
         return " (POD_NAME and NAMESPACE must name this pod: set them from metadata.name/metadata.namespace)"
     return ""

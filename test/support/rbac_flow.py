@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sriovop.api.v1 import consts
@@ -42,6 +43,7 @@ from sriovop.runtime.kinds import (
     VALIDATING_WEBHOOK_CONFIGURATION,
     Kind,
 )
+from test.support.daemon_deviceplugin import FakeDevicePluginSet
 from test.support.kubelet import FakeKubelet, mark_running
 
 NS = consts.DEFAULT_OPERATOR_NAMESPACE
@@ -140,6 +142,42 @@ def drain_with_a_workload(client: Client, timeline: Timeline, webhook_url: str, 
             for node in nodes:
                 wait_until(f"{node} reconfigured to 4 VFs and idle", _settled(client, node, 4), timeout=120)
         assert kubelet.finalized == [f"{WORKLOAD_NS}/rbac-proof-workload"], kubelet.errors
+
+
+def _device_plugin_waiting(client: Client, dps: FakeDevicePluginSet) -> bool:
+    run = dps.current()
+    if run is None or run.proc.poll() is not None:
+        return False
+    pod = client.get(POD, run.pod, NS)
+    return consts.DEVICE_PLUGIN_WAIT_CONFIG_ANNOTATION in (pod["metadata"].get("annotations") or {})
+
+
+def device_plugin_blocked_until_configured(client: Client, timeline: Timeline, device_plugin_kubeconfig: Path,
+                                           log_dir: Path, nodes: list[str]) -> None:
+    """blockDevicePluginUntilConfigured (on by default): a device-plugin pod on the first node whose
+    init container (`sriovop wait-for-config` as the device plugin's ServiceAccount) marks its pod and
+    waits; a policy change makes that node's daemon delete the pod, apply, and unblock the replacement.
+    The flow plays the DaemonSet controller and the kubelet (no controller-manager or kubelet here)."""
+    with FakeDevicePluginSet(client, NS, nodes[0], device_plugin_kubeconfig, log_dir, init=True) as dps:
+        with timeline.step(f"a device-plugin pod on {nodes[0]}: its init container marks it and waits"):
+            wait_until("the init container's wait mark", lambda: _device_plugin_waiting(client, dps), timeout=60)
+            first = dps.current()
+        with timeline.step("policy numVfs 4 -> 6: the daemon restarts the device plugin around the apply "
+                           "and unblocks the replacement"):
+            client.patch(SRIOV_NETWORK_NODE_POLICY, "demo-intel-netdevice", {"spec": {"numVfs": 6}}, NS)
+            for node in nodes:
+                wait_until(f"{node} reconfigured to 6 VFs and idle", _settled(client, node, 6), timeout=120)
+
+            def unblocked() -> bool:
+                run = dps.current()
+                return run is not None and run is not first and run.proc.poll() is not None
+
+            wait_until("the replacement's init container exits", unblocked, timeout=120)
+        last = dps.current()
+        assert first is not None and first.killed, "the pod seen before the apply was not deleted"
+        assert last is not None
+        assert last.proc.returncode == 0, last.log_text()
+        assert dps.errors == [], dps.errors
 
 
 def networks_lifecycle(client: Client, timeline: Timeline) -> None:

@@ -26,9 +26,16 @@ import pytest
 import yaml
 
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
-from sriovop.demo.identities import COMPONENTS, Component, service_account_groups, service_account_user
+from sriovop.demo.identities import (
+    COMPONENTS,
+    Component,
+    mint_identities,
+    service_account_groups,
+    service_account_user,
+)
 from sriovop.demo.runner import MANIFESTS, NS, Demo
 from sriovop.devcluster import ControlPlane
+from sriovop.render.workloads import DEVICE_PLUGIN_SERVICE_ACCOUNT
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import Forbidden
@@ -47,6 +54,10 @@ from test.support.rbac_audit import (
 
 RBAC_FILES = sorted((MANIFESTS / "rbac").glob("*.yaml"))
 GROUPS = service_account_groups(NS)
+#: The device-plugin pods' init container (`sriovop wait-for-config`); the demo runs no device plugin,
+#: the flow's device-plugin step does.
+DEVICE_PLUGIN = Component("device-plugin", DEVICE_PLUGIN_SERVICE_ACCOUNT)
+PROVEN: tuple[Component, ...] = (*COMPONENTS, DEVICE_PLUGIN)
 
 
 @dataclass
@@ -67,7 +78,7 @@ def _user(component: Component) -> str:
 def proof(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proof]:
     base = tmp_path_factory.mktemp("rbac-proof")
     policy, audit = base / "audit-policy.yaml", base / "audit.log"
-    policy.write_text(yaml.safe_dump(audit_policy([_user(c) for c in COMPONENTS])))
+    policy.write_text(yaml.safe_dump(audit_policy([_user(c) for c in PROVEN])))
     timeline = rbac_flow.Timeline()
     demo = Demo(base / "demo", timeline.say, least_privilege=True, timeout=150.0,
                 apiserver_args=[f"--audit-policy-file={policy}", f"--audit-log-path={audit}",
@@ -81,6 +92,9 @@ def proof(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proof]:
         nodes = [n.name for n in demo.nodes]
         if result.converged:
             rbac_flow.drain_with_a_workload(admin, timeline, demo.webhook_url, demo.cp.ca_pem, nodes)
+            device_plugin = mint_identities(admin, demo.cp, NS, (DEVICE_PLUGIN,))[DEVICE_PLUGIN.name]
+            rbac_flow.device_plugin_blocked_until_configured(admin, timeline, device_plugin, base / "device-plugin",
+                                                             nodes)
             rbac_flow.networks_lifecycle(admin, timeline)
             rbac_flow.pool_config_lifecycle(admin, timeline)
             rbac_flow.stale_node_state(admin, timeline)
@@ -90,7 +104,7 @@ def proof(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proof]:
         demo.procs.check_alive()
         demo.procs.stop_all()
         time.sleep(1.0)  # the audit backend writes asynchronously
-        yield Proof(AuditLog.read(audit, [_user(c) for c in COMPONENTS]), timeline,
+        yield Proof(AuditLog.read(audit, [_user(c) for c in PROVEN]), timeline,
                     load_rbac(RBAC_FILES), admin, result.converged, demo.cp)
     finally:
         demo.stop()
@@ -102,7 +116,7 @@ def _component_grants(proof: Proof, component: Component) -> list[Grant]:
 
 def test_the_flow_converges_with_the_manifests_roles(proof: Proof) -> None:
     assert proof.converged, "the least-privilege demo did not converge"
-    for component in COMPONENTS:
+    for component in PROVEN:
         mine = [r for r in proof.log.requests if r.access.user == _user(component)]
         assert mine, f"no request from {component.name} as {_user(component)} in the audit log"
 
@@ -116,7 +130,7 @@ def test_no_request_was_denied(proof: Proof) -> None:
 
 
 def test_every_request_is_allowed_by_the_rules_evaluated_here(proof: Proof) -> None:
-    for component in COMPONENTS:
+    for component in PROVEN:
         grants = _component_grants(proof, component)
         unexplained = [a.describe() for a in proof.log.accesses(_user(component)) if allowed_by(grants, a) is None]
         assert unexplained == [], f"{component.name}: recorded but not granted by manifests/rbac: {unexplained}"
@@ -124,7 +138,7 @@ def test_every_request_is_allowed_by_the_rules_evaluated_here(proof: Proof) -> N
 
 def test_every_granted_permission_is_used(proof: Proof) -> None:
     unused = []
-    for component in COMPONENTS:
+    for component in PROVEN:
         accesses = proof.log.accesses(_user(component))
         for grant in _component_grants(proof, component):
             for group, resource, verb in atoms(grant):
@@ -148,7 +162,7 @@ def _first_at(proof: Proof, access: Access) -> str:
 def test_removing_any_rule_denies_a_named_step(proof: Proof) -> None:
     table = []
     problems = []
-    for component in COMPONENTS:
+    for component in PROVEN:
         for grant in _component_grants(proof, component):
             witnesses = _witnesses(proof, component, grant)
             if not witnesses:
@@ -175,7 +189,7 @@ def _sar(admin: Client, access: Access, user: str, groups: list[str]) -> bool:
 
 def test_the_api_server_agrees_every_recorded_request_is_allowed(proof: Proof) -> None:
     disagree = []
-    for component in COMPONENTS:
+    for component in PROVEN:
         for access in proof.log.accesses(_user(component)):
             if not _sar(proof.admin, access, access.user, GROUPS):
                 disagree.append(f"{component.name}: {access.describe()}")
@@ -219,7 +233,7 @@ def test_the_api_server_denies_each_witness_without_its_rule(proof: Proof) -> No
     admin = proof.admin
     failures = []
     k = 0
-    for component in COMPONENTS:
+    for component in PROVEN:
         grants = _component_grants(proof, component)
         mine = [d for d in proof.docs if any(s.get("name") == component.service_account
                                               for s in d.get("subjects") or [])]
