@@ -5,7 +5,9 @@ OwnerReferencesPermissionEnforcement admission plugin that OpenShift enables) ru
 demo - webhook, two operator replicas, two simulated nodes with config daemons, each component with a
 real ServiceAccount token bound to manifests/rbac/ - and then the paths the demo does not reach:
 a drain that evicts a pod admitted by the injector, networks of every kind with NADs updated and deleted,
-a hardware-offload pool config, a stale NodeState, two pools claiming one node (repeated warnings),
+a device-plugin pod whose init container (`sriovop wait-for-config`, as the device plugin's account)
+waits through an apply, a hardware-offload pool config, a stale NodeState, two pools claiming one node
+(repeated warnings),
 both webhooks deployed and repaired, and the operator's shutdown cleanup. From the audit log:
 - no request of a component was denied, and the components' users are the ServiceAccounts';
 - every (apiGroup, resource, verb) a rule grants was used by a recorded request;
