@@ -71,18 +71,23 @@ class VfStatsCollector:
             return out
 
     def _read(self, vf: VfRef, by_pf: dict[str, dict[int, dict[str, int]]]) -> dict[str, int] | None:
+        # The kernel sends IFLA_VF_STATS for every VF, zero-filled when the PF driver has no
+        # ndo_get_vf_stats (igb, ixgbe: seen on a real 82576, whose VF netdev counted traffic while
+        # netlink said 0). All-zero netlink counters therefore only count when no later source knows more.
+        zeros: dict[str, int] | None = None
         for source in self.sources:
             if source == "netlink" and vf.pf_name != vf.pf_pci:
                 if vf.pf_name not in by_pf:
                     by_pf[vf.pf_name] = self._nl().for_pf(vf.pf_name)
                 found = by_pf[vf.pf_name].get(vf.index)
-                if found:
+                if found and any(found.values()):
                     return found
+                zeros = zeros or found
             elif source == "sysfs":
                 found = sysfs_pf_side(self.paths, vf) or sysfs_netdev(self.paths, vf)
                 if found:
                     return found
-        return None
+        return zeros
 
     def render(self) -> str:
         """The VF families in the Prometheus text format (0.0.4)."""
