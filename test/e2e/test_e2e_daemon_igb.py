@@ -8,7 +8,8 @@ and drain controllers run in-process, as the operator wires them. The scenario (
 2. a policy asks for 4 VFs, MTU 9000 on eth0 → the operator writes the NodeState spec → the daemon
    creates the VFs (igbvf), pins their admin MACs, reports `Succeeded` with every VF;
 3. next to the running daemon, the guest's `ip` cross-checks the kernel, and tries what igb cannot do
-   (VF link state, some VF rates): recorded as expected failures with the reason;
+   (VF link state, some VF rates): recorded as expected failures with the reason; traffic sent on VF 0
+   shows in the daemon's per-VF metrics (igb's netlink VF stats are zero-filled);
 4. the policy is deleted → the spec is empty → the PF is reset (through a real drain): numVfs 0, no VFs;
 5. a policy asks for 8 VFs → the daemon reports `Failed` naming the PF and the totalvfs/ERANGE reason,
    keeps running and retrying, and leaves the PF untouched;
@@ -22,15 +23,19 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import shlex
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
+from sriovop.daemon.metrics import iter_series
 from sriovop.devcluster import ControlPlane
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
@@ -54,6 +59,7 @@ WORKER = {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux", "ku
 POLICY = "igb-e2e"
 RESOURCE = "igbvfs"
 # VF offset 0x80, stride 2 behind 01:00.0 (hack/vm/README.md).
+METRICS_PORT = 9110
 VF_PCIS = ["0000:01:10.0", "0000:01:10.2", "0000:01:10.4", "0000:01:10.6"]
 
 SYSFS_VFS = f"pf=/sys/bus/pci/devices/{PF_PCI}\n" + r"""
@@ -150,6 +156,44 @@ def _sysfs_vfs(shell: GuestShell) -> dict[str, Any]:
     return {"numvfs": lines[-1].strip(), "vfs": vfs}
 
 
+# Frames sent from VF 0's netdev (AF_PACKET, local experimental ethertype 0x88b5) so its counters move.
+# igbvf drops what is sent before its link is up (~0.5 s after `ip link set up`), so wait for it.
+SEND_FRAMES = r"""
+import socket, sys, time
+name = sys.argv[1]
+net = f"/sys/class/net/{name}"
+deadline = time.monotonic() + 20
+while open(f"{net}/operstate").read().strip() != "up":
+    assert time.monotonic() < deadline, f"{name} link never came up"
+    time.sleep(0.2)
+mac = bytes.fromhex(open(f"{net}/address").read().strip().replace(":", ""))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((name, 0))
+for _ in range(5):
+    s.send(b"\xff" * 6 + mac + b"\x88\xb5" + b"sriovop-e2e".ljust(60, b"."))
+while int(open(f"{net}/statistics/tx_packets").read()) < 5:
+    assert time.monotonic() < deadline, f"{name} never counted the frames"
+    time.sleep(0.2)
+"""
+
+
+def _traffic_and_metrics(shell: GuestShell, pf: dict[str, Any]) -> dict[str, Any]:
+    """Traffic on VF 0, then one scrape of the daemon's /metrics between two reads of the VF netdev's
+    own counters (the kernel's IPv6 autoconfiguration keeps sending a few packets of its own)."""
+    vf0 = pf["Vfs"][0]["name"]
+    rc, _out, err = shell.run(f"ip link set {vf0} up && python3 -c {shlex.quote(SEND_FRAMES)} {vf0}")
+    assert rc == 0, err
+    stats = f"cat /sys/class/net/{vf0}/statistics/tx_packets /sys/class/net/{vf0}/statistics/tx_bytes"
+    rc, out, err = shell.run(f"{stats}; echo '#---'; curl -sf http://127.0.0.1:{METRICS_PORT}/metrics; "
+                             f"echo '#---'; {stats}; echo '#---'; ip -s -j link show {PF_NAME}")
+    assert rc == 0, err
+    before, metrics, after, pf_json = out.split("#---\n")
+    (pf_link,) = json.loads(pf_json)
+    return {"vf0": vf0, "series": list(iter_series(metrics)),
+            "before": [int(x) for x in before.split()], "after": [int(x) for x in after.split()],
+            "netlink_vf0_stats": pf_link["vfinfo_list"][0].get("stats")}
+
+
 @pytest.fixture(scope="module")
 def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
              vm_timings: dict[str, float]) -> Iterator[dict[str, Any]]:
@@ -162,7 +206,8 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
     t0 = time.monotonic()
     with node_policy_controller(control_plane.kubeconfig, namespace, stale_delay_minutes=0), \
             running_drain_manager(control_plane.kubeconfig, namespace), \
-            cluster_guest(node=NODE_NAME).start(daemon_script(namespace), timeout=1400) as guest:
+            cluster_guest(node=NODE_NAME).start(daemon_script(namespace, extra_args=(
+                "--metrics-bind-address", f"127.0.0.1:{METRICS_PORT}")), timeout=1400) as guest:
         shell = GuestShell(guest)
         follow = Follower(client, namespace)
         console = lambda: guest.console  # noqa: E731
@@ -198,6 +243,7 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
             rc, _out, err = shell.run(cmd)
             rec["unsupported"][name] = {"cmd": cmd, "rc": rc, "stderr": err}
         rec["ip_links_after_unsupported"] = _ip_links(shell)
+        rec["metrics"] = _traffic_and_metrics(shell, _pf(state) or {})
 
         # 4. Policy deleted → empty spec → reset (the daemon asks for a drain first).
         client.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, namespace)
@@ -234,6 +280,8 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
         rc, _console = guest.stop(timeout=120)
         rec["stop_rc"] = rc
         rec["output"] = guest.output
+        if dump := os.environ.get("SRIOVOP_E2E_CONSOLE"):  # debugging: keep the guest console
+            Path(dump).write_text(guest.console)
     vm_timings["daemon_e2e_total_seconds"] = time.monotonic() - t0
     yield rec
     delete_namespace(control_plane.kubeconfig, namespace)
@@ -311,6 +359,23 @@ def test_expected_failure_igb_vf_setting(scenario: dict[str, Any], name: str) ->
     after = {link["ifname"]: link for link in scenario["ip_links_after_unsupported"]}[PF_NAME]["vfinfo_list"]
     assert [(v["vf"], v.get("rate"), v.get("link_state")) for v in after] == \
         [(v["vf"], v.get("rate"), v.get("link_state")) for v in before]
+
+
+def test_vf_metrics_count_traffic_on_the_real_vf(scenario: dict[str, Any]) -> None:
+    """Per-VF counters from the daemon's /metrics, on a PF driver whose netlink VF stats are zero-filled."""
+    m = scenario["metrics"]
+    pf = _pf(scenario["configured"])
+    assert pf is not None
+    assert m["before"][0] >= 5, "the frames sent on VF 0 show in its netdev counters"
+    # igb has no ndo_get_vf_stats: the kernel reports IFLA_VF_STATS as zeros whatever the traffic.
+    assert m["netlink_vf0_stats"]["tx"]["tx_packets"] == 0, m["netlink_vf0_stats"]
+    series = {(name, labels["vf"]): (labels, value) for name, labels, value in m["series"]
+              if name.startswith("sriov_vf_")}
+    for vf in pf["Vfs"]:
+        labels, _value = series[("sriov_vf_tx_packets", str(vf["vfID"]))]
+        assert labels == {"pf": PF_NAME, "vf": str(vf["vfID"]), "pciAddr": vf["pciAddress"], "node": NODE_NAME}
+    assert m["before"][0] <= series[("sriov_vf_tx_packets", "0")][1] <= m["after"][0], m
+    assert m["before"][1] <= series[("sriov_vf_tx_bytes", "0")][1] <= m["after"][1], m
 
 
 # -- 4. reset ----------------------------------------------------------------------------------------
