@@ -12,7 +12,8 @@ and drain controllers run in-process, as the operator wires them. The scenario (
    shows in the daemon's per-VF metrics (igb's netlink VF stats are zero-filled);
 4. the policy is deleted → the spec is empty → the PF is reset (through a real drain): numVfs 0, no VFs;
 5. a policy asks for 8 VFs → the daemon reports `Failed` naming the PF and the totalvfs/ERANGE reason,
-   keeps running and retrying, and leaves the PF untouched;
+   keeps running and retrying, and leaves the PF untouched; fixed to 7 VFs (the 82576's maximum) it
+   recovers; VFs removed behind its back (`sriov_numvfs` 0) are re-created at its next drift check;
 6. SIGTERM: the daemon exits 0.
 
 The tests assert on what the fixture recorded. No webhook runs here (the 8-VF policy reaches the daemon);
@@ -274,7 +275,31 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
         rec["daemon_alive_after_failure"] = shell.daemon_alive()
         rec["failed_later"] = follow.get()
         rec["failed_sysfs"] = _sysfs_vfs(shell)
-        client.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, namespace)
+
+        # 5b. The retrying daemon recovers when the policy is fixed: the 82576's maximum, 7 VFs.
+        client.patch(SRIOV_NETWORK_NODE_POLICY, POLICY, {"spec": {"numVfs": 7}}, namespace=namespace)
+        t_spec, t_done, state = follow.until(
+            "7 VFs Succeeded after the failure",
+            lambda s: (_spec_pf(s) or {}).get("numVfs") == 7,
+            lambda s: _sync(s) == consts.SYNC_STATUS_SUCCEEDED and (_pf(s) or {}).get("numVfs") == 7,
+            400, console)
+        vm_timings["vf_create_7_spec_to_succeeded_seconds"] = t_done - t_spec
+        rec["recovered"] = state
+        rec["recovered_sysfs"] = _sysfs_vfs(shell)
+
+        # 5c. Drift: the VFs removed behind the daemon's back are re-created at its next check.
+        drifts = guest.console.count("host drifted")
+        rc, _out, err = shell.run(f"echo 0 > /sys/bus/pci/devices/{PF_PCI}/sriov_numvfs")
+        assert rc == 0, err
+        t_drift = time.monotonic()
+        _t, t_done, state = follow.until(
+            "the drifted host re-configured",
+            lambda s: True,
+            lambda s: guest.console.count("host drifted") > drifts and _sync(s) == consts.SYNC_STATUS_SUCCEEDED
+            and (_pf(s) or {}).get("numVfs") == 7, 300, console)
+        vm_timings["drift_repair_seconds"] = t_done - t_drift
+        rec["drift_repaired"] = state
+        rec["drift_sysfs"] = _sysfs_vfs(shell)
 
         # 6. SIGTERM.
         rc, _console = guest.stop(timeout=120)
@@ -414,6 +439,25 @@ def test_daemon_survives_and_retries_the_failure(scenario: dict[str, Any]) -> No
     later = scenario["failed_later"]
     assert _sync(later) == consts.SYNC_STATUS_FAILED
     assert scenario["failed_sysfs"] == {"numvfs": "0", "vfs": []}, "a rejected apply leaves the PF as it was"
+
+
+def test_daemon_recovers_with_seven_vfs(scenario: dict[str, Any]) -> None:
+    state = scenario["recovered"]
+    assert not state["status"].get("lastSyncError")
+    pf = _pf(state)
+    assert pf is not None
+    assert [(v["pciAddress"], v["driver"], v["deviceID"], v["mtu"]) for v in pf["Vfs"]] == \
+        [(f"0000:01:{0x10 + i // 4:02x}.{(2 * i) % 8}", "igbvf", "10ca", MTU) for i in range(7)]
+    assert scenario["recovered_sysfs"]["numvfs"] == "7"
+    assert [v["pci"] for v in scenario["recovered_sysfs"]["vfs"]] == [v["pciAddress"] for v in pf["Vfs"]]
+
+
+def test_daemon_repairs_vfs_removed_behind_its_back(scenario: dict[str, Any]) -> None:
+    pf = _pf(scenario["drift_repaired"])
+    assert pf is not None and len(pf["Vfs"]) == 7
+    assert {(v["driver"], v["mtu"]) for v in pf["Vfs"]} == {("igbvf", MTU)}
+    assert scenario["drift_sysfs"]["numvfs"] == "7"
+    assert {v["driver"] for v in scenario["drift_sysfs"]["vfs"]} == {"igbvf"}
 
 
 # -- 6. stop -----------------------------------------------------------------------------------------
