@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import structlog
 
 from sriovop.api.v1 import consts
+from sriovop.render.workloads import WAIT_FOR_CONFIG_COMMAND
 from sriovop.runtime.client import Selector
 from sriovop.runtime.errors import ApiError, NotFound
 from sriovop.runtime.kinds import POD, Kind
@@ -38,6 +39,8 @@ log = structlog.get_logger(__name__)
 DEFAULT_WAIT_TIMEOUT = 120.0
 DEFAULT_POLL_INTERVAL = 1.0
 WAIT_ANNOTATION = consts.DEVICE_PLUGIN_WAIT_CONFIG_ANNOTATION
+#: The init container's subcommand, as the operator renders it.
+WAIT_FOR_CONFIG_SUBCOMMAND = WAIT_FOR_CONFIG_COMMAND[-1]
 POD_LABELS = {consts.DEVICE_PLUGIN_APP_LABEL: consts.DEVICE_PLUGIN_APP_LABEL_VALUE}
 
 
@@ -70,6 +73,16 @@ def is_terminating(pod: Mapping[str, Any]) -> bool:
 def is_waiting(pod: Mapping[str, Any]) -> bool:
     """The init container has marked the pod and waits for the mark to go."""
     return WAIT_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
+
+
+def expects_mark(pod: Mapping[str, Any]) -> bool:
+    """The pod has the init container that marks it (a DaemonSet rendered while the gate was off has
+    none: waiting for its mark would stall the daemon for the whole wait)."""
+    for container in (pod.get("spec") or {}).get("initContainers") or []:
+        words = [*(container.get("command") or []), *(container.get("args") or [])]
+        if WAIT_FOR_CONFIG_SUBCOMMAND in words:
+            return True
+    return False
 
 
 def live(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -160,8 +173,18 @@ class DevicePluginPods:
         """After a successful apply: wait for the replacement to carry the mark, then remove it."""
         if not restart.had_pods:
             return self.unblock_waiting() > 0
-        marked = self._wait_for(lambda ps: [p for p in replacements(ps, restart.deleted) if is_waiting(p)],
-                                "the device-plugin pod's wait-for-config mark")
+        def marked_or_none_expected(pods: list[dict[str, Any]]) -> list[Mapping[str, Any]] | None:
+            new = replacements(pods, restart.deleted)
+            waiting = [p for p in new if is_waiting(p)]
+            if waiting:
+                return waiting
+            if new and not any(expects_mark(p) for p in new):
+                self._log.info("the device-plugin pod has no wait-for-config init container; not waiting "
+                               "for its mark", pod=name_of(new[0]))
+                return None
+            return []
+
+        marked = self._wait_for(marked_or_none_expected, "the device-plugin pod's wait-for-config mark")
         return bool(marked) and sum(self._unblock(p) for p in marked) > 0
 
     # steady state ("optionally unblock the device plugin")
@@ -185,8 +208,9 @@ class DevicePluginPods:
         self._log.info("device plugin unblocked", pod=name_of(pod), uid=uid_of(pod))
         return 1
 
-    def _wait_for(self, select: Callable[[list[dict[str, Any]]], list[Mapping[str, Any]]],
+    def _wait_for(self, select: Callable[[list[dict[str, Any]]], list[Mapping[str, Any]] | None],
                   what: str) -> list[Mapping[str, Any]]:
+        """Poll until `select` finds pods; it returns None when there is nothing worth waiting for."""
         deadline = self.clock() + self.timeout
         while True:
             try:
@@ -194,6 +218,8 @@ class DevicePluginPods:
             except ApiError as exc:
                 self._log.warning("listing the device-plugin pods failed; retrying", error=str(exc))
                 found = []
+            if found is None:
+                return []
             if found:
                 return found
             if self.clock() >= deadline:

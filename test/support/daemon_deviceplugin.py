@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sriovop.api.v1 import consts
+from sriovop.render.workloads import WAIT_FOR_CONFIG_COMMAND
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import ApiError, Conflict, NotFound
 from sriovop.runtime.kinds import POD
@@ -27,12 +28,18 @@ REPO = Path(__file__).resolve().parents[2]
 LABELS = {consts.DEVICE_PLUGIN_APP_LABEL: consts.DEVICE_PLUGIN_APP_LABEL_VALUE}
 
 
-def device_plugin_pod(namespace: str, node: str, *, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def device_plugin_pod(namespace: str, node: str, *, annotations: dict[str, str] | None = None,
+                      init: bool = False) -> dict[str, Any]:
+    """A pod as the DaemonSet would create it; `init`: with the rendered wait-for-config init container
+    (its spec only: here a subprocess runs it)."""
     meta: dict[str, Any] = {"generateName": "sriov-device-plugin-", "namespace": namespace, "labels": dict(LABELS)}
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"nodeName": node, "containers": [{"name": "sriov-device-plugin", "image": "dp:test"}]}}
+    spec: dict[str, Any] = {"nodeName": node, "containers": [{"name": "sriov-device-plugin", "image": "dp:test"}]}
+    if init:
+        spec["initContainers"] = [{"name": "device-plugin-init", "image": "sriovop:test",
+                                   "command": list(WAIT_FOR_CONFIG_COMMAND)}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def wait_for_config_process(kubeconfig: Path, namespace: str, pod: str, node: str, log_path: Path,
@@ -128,7 +135,7 @@ class FakeDevicePluginSet:
             if uid not in known and uid not in {u for u, _ in self.deleted}:
                 self._record_deleted(uid)
         if not live:
-            pod = self.client.create(POD, device_plugin_pod(self.namespace, self.node), self.namespace)
+            pod = self.client.create(POD, device_plugin_pod(self.namespace, self.node, init=self.init), self.namespace)
             uid, name = pod["metadata"]["uid"], pod["metadata"]["name"]
             self.created.append(uid)
             if self.init:

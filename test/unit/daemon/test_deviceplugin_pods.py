@@ -13,6 +13,7 @@ from sriovop.daemon.deviceplugin import (
     WAIT_ANNOTATION,
     DevicePluginPods,
     Restart,
+    expects_mark,
     is_waiting,
     live,
     replacements,
@@ -25,14 +26,18 @@ from sriovop.runtime.kinds import POD, Kind
 NS, NODE = "ops", "n1"
 
 
-def pod(uid: str, *, node: str = NODE, marked: bool = False, terminating: bool = False) -> dict[str, Any]:
+def pod(uid: str, *, node: str = NODE, marked: bool = False, terminating: bool = False,
+        init: bool = True) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": f"dp-{uid}", "uid": uid, "namespace": NS,
                             "labels": {"app": "sriov-device-plugin"}}
     if marked:
         meta["annotations"] = {WAIT_ANNOTATION: "true"}
     if terminating:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return {"metadata": meta, "spec": {"nodeName": node}}
+    spec: dict[str, Any] = {"nodeName": node}
+    if init:
+        spec["initContainers"] = [{"name": "device-plugin-init", "command": ["sriovop", "wait-for-config"]}]
+    return {"metadata": meta, "spec": spec}
 
 
 class Pods:
@@ -76,12 +81,12 @@ class Pods:
         return self.pods[name]
 
 
-def replace_with(uid: str, *, marked: bool = False) -> Any:
+def replace_with(uid: str, *, marked: bool = False, init: bool = True) -> Any:
     """A DaemonSet controller step: terminating pods go, a new one appears."""
     def step(store: Pods) -> None:
         for name in [n for n, p in store.pods.items() if p["metadata"].get("deletionTimestamp")]:
             del store.pods[name]
-        store.pods[f"dp-{uid}"] = pod(uid, marked=marked)
+        store.pods[f"dp-{uid}"] = pod(uid, marked=marked, init=init)
     return step
 
 
@@ -117,6 +122,8 @@ def test_pure_helpers() -> None:
     assert live([a, b, c]) == [a, c]
     assert replacements([a, b, c], ["a"]) == [c]
     assert is_waiting(c) and not is_waiting(a)
+    assert expects_mark(a) and not expects_mark(pod("d", init=False))
+    assert expects_mark({"spec": {"initContainers": [{"command": ["/bin/sriovop"], "args": ["wait-for-config"]}]}})
     assert unblock_patch() == {"metadata": {"annotations": {WAIT_ANNOTATION: None}}}
     assert not Restart().had_pods and Restart(deleted=["a"]).had_pods
 
@@ -170,6 +177,14 @@ def test_wait_and_unblock_removes_the_mark_of_the_replacement_only() -> None:
     assert dpp.wait_and_unblock(Restart(deleted=["old"], replacement="new"))
     assert not is_waiting(store.pods["dp-new"])
     assert store.calls[-1] == ("patch", "dp-new")
+
+
+def test_wait_and_unblock_does_not_wait_for_a_pod_without_the_init_container() -> None:
+    """A DaemonSet rendered while the gate was off: its pods never mark themselves."""
+    store = Pods(pod("new", init=False))
+    dpp, waits = make(store, timeout=100.0)
+    assert not dpp.wait_and_unblock(Restart(deleted=["old"], replacement="new"))
+    assert waits == [] and [c for c in store.calls if c[0] == "patch"] == []
 
 
 def test_wait_and_unblock_without_a_restart_unblocks_what_waits_now() -> None:
