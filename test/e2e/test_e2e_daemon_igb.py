@@ -288,15 +288,20 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
         rec["recovered_sysfs"] = _sysfs_vfs(shell)
 
         # 5c. Drift: the VFs removed behind the daemon's back are re-created at its next check.
-        drifts = guest.console.count("host drifted")
+        seen = len(guest.console)
         rc, _out, err = shell.run(f"echo 0 > /sys/bus/pci/devices/{PF_PCI}/sriov_numvfs")
         assert rc == 0, err
         t_drift = time.monotonic()
-        _t, t_done, state = follow.until(
-            "the drifted host re-configured",
-            lambda s: True,
-            lambda s: guest.console.count("host drifted") > drifts and _sync(s) == consts.SYNC_STATUS_SUCCEEDED
-            and (_pf(s) or {}).get("numVfs") == 7, 300, console)
+
+        def reapplied(s: dict[str, Any]) -> bool:
+            # The status still says Succeeded/7 from before until the re-apply writes InProgress, so
+            # wait for the daemon's own "applied" line after its drift line.
+            after = guest.console[seen:]
+            drift = after.find("host drifted")
+            return drift >= 0 and "configuration applied" in after[drift:] and \
+                _sync(s) == consts.SYNC_STATUS_SUCCEEDED and (_pf(s) or {}).get("numVfs") == 7
+
+        _t, t_done, state = follow.until("the drifted host re-configured", lambda s: True, reapplied, 300, console)
         vm_timings["drift_repair_seconds"] = t_done - t_drift
         rec["drift_repaired"] = state
         rec["drift_sysfs"] = _sysfs_vfs(shell)
