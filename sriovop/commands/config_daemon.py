@@ -12,6 +12,7 @@ from types import FrameType
 import click
 import structlog
 
+from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.logsetup import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -32,13 +33,10 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
 @click.option("--state-dir", default=None,
               help="Operator state directory on the host, relative to the host root "
                    "(default etc/sriov-operator: PF records, applied generation).")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
+@kubeconfig_option
 @click.option("--namespace", envvar="NAMESPACE", default=None,
               help="Operator namespace holding the NodeState (default: $NAMESPACE, else sriov-network-operator).")
-@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
-              show_default=True, help="Initial level; SriovOperatorConfig spec.logLevel changes it live.")
-@click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
+@log_options(live=True)
 @click.option("--metrics-bind-address", default="",
               help="host:port (or :port) serving per-VF counters at /metrics; empty (default) disables it.")
 @click.option("--disable-plugins", default="", help="Comma list of plugins not to load (only 'mellanox').")

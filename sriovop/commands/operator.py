@@ -8,6 +8,7 @@ import sys
 import click
 import structlog
 
+from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.logsetup import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -44,13 +45,10 @@ def _address(value: str) -> str | None:
               help="Address of the Prometheus /metrics endpoint; 0 disables it.")
 @click.option("--health-probe-bind-address", default=":8081", show_default=True,
               help="Address of /healthz and /readyz; 0 disables them.")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
+@kubeconfig_option
 @click.option("--namespace", envvar="NAMESPACE", default=None,
               help="Operator namespace (default: $NAMESPACE).")
-@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
-              show_default=True, help="Initial level; SriovOperatorConfig spec.logLevel changes it live.")
-@click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
+@log_options(live=True)
 @click.option("--leader-elect/--no-leader-elect", default=False, show_default=True,
               help="Run controllers only while holding the Lease (needed with more than one replica).")
 @click.option("--leader-election-id", default="a56def2a.openshift.io", show_default=True,

@@ -9,6 +9,7 @@ import sys
 import click
 
 from sriovop.api.v1 import consts
+from sriovop.commands._options import kubeconfig_option
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import ApiError
@@ -17,8 +18,7 @@ from sriovop.status import collect, model_names, render_text
 
 
 @click.command()
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Path to a kubeconfig; else $KUBECONFIG; else the in-cluster service account.")
+@kubeconfig_option
 @click.option("--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE,
                                                                  consts.DEFAULT_OPERATOR_NAMESPACE),
               show_default="$NAMESPACE or sriov-network-operator", help="The operator namespace.")

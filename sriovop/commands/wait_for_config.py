@@ -25,6 +25,7 @@ import structlog
 import tenacity
 
 from sriovop.api.v1 import consts
+from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.runtime.errors import (
     ApiError,
     BadRequest,
@@ -198,17 +199,14 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float) -> float
               help="This pod's namespace (required; default $NAMESPACE, from metadata.namespace).")
 @click.option("--node-name", envvar="NODE_NAME", default="",
               help="This node's name, for the logs (default $NODE_NAME, from spec.nodeName).")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
+@kubeconfig_option
 @click.option("--poll-interval", type=float, default=5.0, show_default=True, callback=_positive,
               help="Seconds between reads when the pod cannot be watched.")
 @click.option("--retry-max-delay", type=float, default=30.0, show_default=True, callback=_positive,
               help="Longest delay between attempts to mark the pod (the first is 1 s, doubling).")
 @click.option("--timeout", type=float, default=0.0, show_default=True,
               help="Give up (exit 1) after this many seconds; 0 waits for as long as it takes.")
-@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
-              show_default=True)
-@click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
+@log_options()
 def command(pod_name: str | None, namespace: str | None, node_name: str, kubeconfig: str | None,
             poll_interval: float, retry_max_delay: float, timeout: float, log_level: str, log_format: str) -> None:
     """Block the device plugin until the config daemon has configured this node.

@@ -12,6 +12,7 @@ from types import FrameType
 import click
 import structlog
 
+from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.logsetup import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -30,15 +31,12 @@ log = structlog.get_logger(__name__)
               help="Lowest TLS version accepted (env TLS_MIN_VERSION).  [default: VersionTLS12]")
 @click.option("--tls-cipher-suites", default=lambda: os.environ.get("TLS_CIPHER_SUITES") or None,
               help="OpenSSL cipher list for TLS 1.2 connections (env TLS_CIPHER_SUITES).")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.")
+@kubeconfig_option
 @click.option("--namespace", default=None, help="Operator namespace (default: $NAMESPACE).")
 @click.option("--cache/--no-cache", default=False, show_default=True,
               help="Answer from informer caches instead of reading the API server on each request "
                    "(faster; a write may be unseen for a few milliseconds).")
-@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
-              show_default=True)
-@click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
+@log_options()
 def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, tls_min_version: str,
             tls_cipher_suites: str | None, kubeconfig: str | None, namespace: str | None, cache: bool,
             log_level: str, log_format: str) -> None:
