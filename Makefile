@@ -31,8 +31,10 @@ fmt: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix sriovop test hack
 	$(VENV)/bin/ruff format sriovop test hack
 
-test: $(VENV)/.installed control-plane lint
+# The README's test command: lint, the whole suite against a real kube-apiserver, then the QEMU e2e suite.
+test: $(VENV)/.installed control-plane lint vm
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
 
 unit: $(VENV)/.installed
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
@@ -44,7 +46,7 @@ integration: $(VENV)/.installed control-plane
 vm:
 	bash hack/vm/setup.sh >/dev/null
 
-# Boots QEMU guests with emulated Intel 82576 PFs; outside `make test` (see README for its duration).
+# Boots QEMU guests with emulated Intel 82576 PFs (also the last step of `make test`; durations in the README).
 # The explicit -m overrides pyproject's default `-m 'not e2e'`.
 e2e: $(VENV)/.installed control-plane vm
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
