@@ -43,9 +43,11 @@ load nic.list
 mkdir -p /lower /rw /host /job
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /lower || fail "mount hostroot"
 mount -t tmpfs -o mode=0755 rw /rw && mkdir -p /rw/upper /rw/work
+overlay=1
 if ! mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /host; then
   say "overlay failed; the guest root is read-only"
   mount --bind /lower /host
+  overlay=0
 fi
 mount -t proc proc /host/proc
 mount -t sysfs sysfs /host/sys
@@ -54,7 +56,9 @@ mkdir -p /host/dev/pts /host/dev/shm
 mount -t devpts devpts /host/dev/pts
 mount -t tmpfs tmpfs /host/dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /host/run
-mount -t tmpfs -o mode=1777 tmpfs /host/tmp
+# The host's /tmp stays visible (a checkout or venv under /tmp, as in CI, must run in the guest); writes
+# land in the overlay's memory layer. Only a read-only root needs a tmpfs there.
+[ "$overlay" = 1 ] || mount -t tmpfs -o mode=1777 tmpfs /host/tmp
 mkdir -p /host/run/job /host/run/netns
 # The guest kernel's modules (9p tag `modules`, read-only) where the host's kmod expects them, so that
 # `modprobe` in the chroot works (vfio-pci, ...). Needs the writable overlay root for the mount point.
