@@ -9,7 +9,12 @@ missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
-command -v go >/dev/null 2>&1 || missing+=(golang-go)
+if ! command -v go >/dev/null 2>&1; then
+  # Debian's golang-go (1.19) is too old for kube-apiserver 1.35 and predates GOTOOLCHAIN downloads.
+  echo "install-deps: Go 1.21+ is needed on PATH to build kube-apiserver (e.g. golang-1.23-go from" \
+       "bookworm-backports; GOTOOLCHAIN=auto then fetches the toolchain Kubernetes asks for)" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
