@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sriovop.runtime.cache.store import Store
@@ -50,28 +49,13 @@ class CompactStore(Store):
                 self._update_indices(old, None, key)
             return old
 
-    def replace(self, items: Iterable[Any], resource_version: str = "") -> None:
-        objs = list(items)
-        with self._lock:
-            self._items = {self._key_func(o): encode(o) for o in objs}
-            self._indices = {name: {} for name in self._indexers}
-            for obj in objs:
-                self._update_indices(None, obj, self._key_func(obj))
-            if resource_version:
-                self.resource_version = resource_version
+    @staticmethod
+    def _pack(obj: Any) -> Any:
+        return encode(obj)
 
-    def add_indexers(self, indexers: Mapping[str, Any]) -> None:
-        with self._lock:
-            clash = set(indexers) & set(self._indexers)
-            if clash:
-                raise ValueError(f"indexer conflict: {sorted(clash)}")
-            for name, fn in indexers.items():
-                self._indexers[name] = fn
-                index: dict[str, set[str]] = {}
-                self._indices[name] = index
-                for key, text in self._items.items():
-                    for value in fn(decode(text)):
-                        index.setdefault(value, set()).add(key)
+    @staticmethod
+    def _unpack(stored: Any) -> Any:
+        return decode(stored)
 
     def get_by_key(self, key: str) -> Any:
         return decode(self._items.get(key))

@@ -55,10 +55,11 @@ class Store:
             return old
 
     def replace(self, items: Iterable[Any], resource_version: str = "") -> None:
+        latest = {self._key_func(o): o for o in items}
         with self._lock:
-            self._items = {self._key_func(o): o for o in items}
+            self._items = {key: self._pack(obj) for key, obj in latest.items()}
             self._indices = {name: {} for name in self._indexers}
-            for key, obj in self._items.items():
+            for key, obj in latest.items():
                 self._update_indices(None, obj, key)
             if resource_version:
                 self.resource_version = resource_version
@@ -73,9 +74,19 @@ class Store:
                 self._indexers[name] = fn
                 index: dict[str, set[str]] = {}
                 self._indices[name] = index
-                for key, obj in self._items.items():
-                    for value in fn(obj):
+                for key, stored in self._items.items():
+                    for value in fn(self._unpack(stored)):
                         index.setdefault(value, set()).add(key)
+
+    # How items are kept: as given here; a subclass may keep another representation (see compact.py).
+    # Only replace() and add_indexers() go through these hooks; the hot paths are written out per class.
+    @staticmethod
+    def _pack(obj: Any) -> Any:
+        return obj
+
+    @staticmethod
+    def _unpack(stored: Any) -> Any:
+        return stored
 
     def _update_indices(self, old: Any, new: Any, key: str) -> None:
         for name, fn in self._indexers.items():

@@ -139,3 +139,14 @@ def test_compact_store_returns_fresh_read_only_objects() -> None:
     with pytest.raises(TypeError, match="read-only"):
         got["metadata"]["name"] = "b"
     assert s.index_keys("testmodes", "x") == [] and s.index_keys("testmodes", "y") == ["ns/a"]
+
+
+def test_replace_with_a_repeated_key_keeps_the_last_object_and_its_index_only(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
+    s.replace([obj("a", rv="1", mode="old"), obj("a", rv="2", mode="new"), obj("b", mode="old")], "7")
+    assert s.get_by_key("ns/a")["metadata"]["resourceVersion"] == "2"
+    assert s.index_keys("testmodes", "new") == ["ns/a"]
+    assert s.index_keys("testmodes", "old") == ["ns/b"]
+    assert s.resource_version == "7"
+    s.add_indexers({"by-rv": lambda o: [o["metadata"]["resourceVersion"]]})
+    assert s.index_keys("by-rv", "2") == ["ns/a"]
