@@ -37,14 +37,6 @@ def ns(private_cp: ControlPlane, request: pytest.FixtureRequest) -> str:
     return name
 
 
-@pytest.fixture
-def candidates() -> Iterator[list[Candidate]]:
-    started: list[Candidate] = []
-    yield started
-    for c in started:
-        c.shutdown()
-
-
 def _leader_and_follower(cp: ControlPlane, ns: str, candidates: list[Candidate]) -> tuple[Candidate, Candidate]:
     a = make_candidate(cp.kubeconfig, ns, "a")
     candidates.append(a.start())

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sriovop.runtime.client import Client
-from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import LEASE
 from sriovop.runtime.leaderelection import (
@@ -31,21 +29,6 @@ from test.support.leaderelection_harness import (
     make_candidate,
     wait_until,
 )
-
-
-@pytest.fixture
-def client(kubeconfig: Path) -> Iterator[Client]:
-    c = Client(load_config(str(kubeconfig)))
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def candidates() -> Iterator[list[Candidate]]:
-    started: list[Candidate] = []
-    yield started
-    for c in started:
-        c.shutdown()
 
 
 def _free_lease(client: Client, namespace: str) -> None:

@@ -4,34 +4,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from prometheus_client import REGISTRY
 
 from sriovop.runtime.client import Client
-from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import LEASE
 from sriovop.runtime.leaderelection import LeaderElectionConfig
 from test.support.leaderelection_harness import Candidate, Sampler, make_candidate, wait_until
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-
-
-@pytest.fixture
-def client(kubeconfig: Path) -> Iterator[Client]:
-    c = Client(load_config(str(kubeconfig)))
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def candidates() -> Iterator[list[Candidate]]:
-    started: list[Candidate] = []
-    yield started
-    for c in started:
-        c.shutdown()
 
 
 def _status(c: Candidate) -> float | None:
