@@ -10,12 +10,11 @@ from pathlib import Path
 from types import FrameType
 
 import click
-import structlog
 
+from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
-from sriovop.logsetup import configure_logging
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -78,6 +77,8 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
     The daemon never exits on its own for a missing API server, Node, NodeState, ConfigMap or operator
     config: it logs what it waits for and retries. SIGTERM/SIGINT stop it (exit 0).
     """
+    from sriovop.logsetup import configure_logging
+
     configure_logging(log_level, "console" if log_format == "console" else "json")
     from sriovop.api.v1 import consts
     from sriovop.daemon.app import Daemon

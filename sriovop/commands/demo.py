@@ -8,9 +8,6 @@ from pathlib import Path
 
 import click
 
-from sriovop.demo.runner import NS, Demo
-from sriovop.logsetup import configure_logging
-
 
 @click.command()
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
@@ -31,6 +28,9 @@ def command(directory: Path, once: bool, replicas: int, timeout: float, least_pr
     everything running for exploration until Ctrl-C (or exits at once with --once). Nothing is left
     running when it ends.
     """
+    from sriovop.demo.runner import NS, Demo  # imported here: `sriovop demo --help` stays fast
+    from sriovop.logsetup import configure_logging
+
     configure_logging("warning", "console")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from sriovop.devcluster import find_binaries, process
-
 DEFAULT_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "sriovop-dev"
 UP_TIMEOUT_S = 120.0
 
@@ -28,6 +26,8 @@ def cluster() -> None:
 
 
 def _supervisor_pid(directory: Path) -> int | None:
+    from sriovop.devcluster import process  # the package imports the control plane: not for --help
+
     try:
         pid = int((directory / "supervisor.pid").read_text())
     except (FileNotFoundError, ValueError):
@@ -49,6 +49,8 @@ def up(directory: Path) -> None:
         click.echo(f"export KUBECONFIG={directory / 'kubeconfig'}")
         return
     click.echo("building or locating kube-apiserver and etcd ...", err=True)
+    from sriovop.devcluster import find_binaries, process  # imported here: `sriovop dev --help` stays fast
+
     find_binaries()
     log = open(directory / "supervisor.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
@@ -77,6 +79,8 @@ def up(directory: Path) -> None:
               show_default=True, help="The directory given to `up`.")
 def down(directory: Path) -> None:
     """Stop the control plane started by `up`, leaving no process behind."""
+    from sriovop.devcluster import process
+
     directory = directory.resolve()
     pid = _supervisor_pid(directory)
     if pid is not None:

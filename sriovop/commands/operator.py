@@ -6,12 +6,11 @@ import re
 import sys
 
 import click
-import structlog
 
+from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
-from sriovop.logsetup import configure_logging
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 
@@ -82,6 +81,8 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
     SIGTERM/SIGINT: stop, remove the finalizer from SriovNetworks in the operator namespace, set the
     operator's webhooks to failurePolicy Ignore, exit 0. A failing manager: the same cleanup, exit 1.
     """
+    from sriovop.logsetup import configure_logging
+
     configure_logging(log_level, "console" if log_format == "console" else "json")
     from sriovop.operator.app import ElectionOptions, Operator, OperatorOptions
     from sriovop.operator.nics import SupportedNicsError, load_supported_nics

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from sriovop.api.v1 import consts
 from sriovop.commands._options import kubeconfig_option
-from sriovop.runtime.client import Client
-from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import ApiError
-from sriovop.runtime.kinds import CONFIG_MAP
-from sriovop.status import collect, model_names, render_text
+
+if TYPE_CHECKING:
+    from sriovop.runtime.client import Client
 
 
 @click.command()
@@ -27,6 +26,10 @@ from sriovop.status import collect, model_names, render_text
 @click.option("--color/--no-color", default=None, help="Colour the text output (default: only on a TTY).")
 def command(kubeconfig: str | None, namespace: str, output: str, color: bool | None) -> None:
     """Show every node's SR-IOV state on one screen."""
+    from sriovop.runtime.client import Client  # imported here: `sriovop status --help` stays fast
+    from sriovop.runtime.config import load_config
+    from sriovop.status import collect, render_text
+
     client = Client(load_config(kubeconfig))
     try:
         report = collect(client, namespace, _model_names(client, namespace))
@@ -40,6 +43,10 @@ def command(kubeconfig: str | None, namespace: str, output: str, color: bool | N
 
 
 def _model_names(client: Client, namespace: str) -> dict[tuple[str, str], str]:
+    from sriovop.runtime.errors import ApiError
+    from sriovop.runtime.kinds import CONFIG_MAP
+    from sriovop.status import model_names
+
     try:
         return model_names(client.get(CONFIG_MAP, consts.SUPPORTED_NIC_IDS_CONFIGMAP, namespace).get("data") or {})
     except ApiError:

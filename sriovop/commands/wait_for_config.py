@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
-import structlog
 import tenacity
 
 from sriovop.api.v1 import consts
+from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.runtime.errors import (
     ApiError,
@@ -36,7 +36,7 @@ from sriovop.runtime.errors import (
 )
 from sriovop.runtime.kinds import POD
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 MARK_VALUE = "true"
 #: Errors that will not go away by retrying (RBAC, a wrong POD_NAME/NAMESPACE, a rejected patch).

@@ -10,12 +10,11 @@ from pathlib import Path
 from types import FrameType
 
 import click
-import structlog
 
+from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
-from sriovop.logsetup import configure_logging
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 
 @click.command()
@@ -47,6 +46,8 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     The serving certificate is re-read when its files change (certificate rotation).
     Environment: NAMESPACE, RESOURCE_PREFIX (default openshift.io), DEV_MODE=TRUE admits unsupported NICs.
     """
+    from sriovop.logsetup import configure_logging
+
     configure_logging(log_level, "console" if log_format == "console" else "json")
     from sriovop.runtime.client import Client
     from sriovop.runtime.config import ConfigError, load_config
