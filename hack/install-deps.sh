@@ -3,8 +3,10 @@
 # everything is present). Needs root for apt-get; without root it only reports what is missing.
 #   iproute2: `ip netns` for the simulated hosts' network namespaces and veth pairs
 #   kmod:     modprobe/modinfo, used when resolving module dependencies
+#   containerd, runc: the images' tests import and run them in a private containerd (and cluster nodes use them)
+#   mmdebstrap: builds the images' Debian root filesystems (`make images`)
 set -euo pipefail
-declare -A need=([ip]=iproute2 [modinfo]=kmod)
+declare -A need=([ip]=iproute2 [modinfo]=kmod [containerd]=containerd [runc]=runc [mmdebstrap]=mmdebstrap)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")

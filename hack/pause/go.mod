@@ -1,0 +1,3 @@
+module sriovop.local/pause
+
+go 1.21
