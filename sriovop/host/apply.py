@@ -26,6 +26,7 @@ from sriovop.host.host import Host
 from sriovop.host.kargs import PCI_REALLOC
 from sriovop.host.plan import DPDK_DRIVERS, NETDEVICE, Plan, group_for, make_plan
 from sriovop.host.steps import StepHook, noop_hook
+from sriovop.host.switchdev import LEGACY, SWITCHDEV, mode_of
 from sriovop.host.sysfs import link_basename, listdir, read_int, read_str
 from sriovop.host.udev import UdevRules
 
@@ -60,6 +61,7 @@ class Applier:
         self.options = options or ApplyOptions()
         self.drivers = Drivers(host.paths, host.io, self.options.write_timeout)
         self.udev = UdevRules(host.paths, host.discovery_options.supported)
+        self.switchdev = host.switchdev
 
     # --- entry points -------------------------------------------------------------------------
     def apply(
@@ -83,6 +85,10 @@ class Applier:
             for spec, status in plan.configure:
                 self.configure_pf(spec, status)
                 result.configured.append(spec["pciAddress"])
+        switchdev = [spec["pciAddress"] for spec, _ in plan.configure if mode_of(spec) == SWITCHDEV]
+        if switchdev:
+            # The 20-switchdev rules rename representors created before the rules existed.
+            self._step(S.RELOAD_UDEV, switchdev[0], self.host.eswitch.reload_udev)
         for spec, _status in plan.unchanged:
             self.host.records.save(spec["pciAddress"], spec)
             result.unchanged.append(spec["pciAddress"])
@@ -140,19 +146,19 @@ class Applier:
 
     def _configure_owned(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
         pf = spec["pciAddress"]
-        dev = self.host.paths.device(pf)
         want = int(spec.get("numVfs") or 0)
-        self._step(S.CHECK_TOTALVFS, pf, lambda: self._check_totalvfs(pf, want))
-        if (spec.get("eSwitchMode") or "legacy") != "legacy":
-            self._step(S.SET_ESWITCH_MODE, pf, lambda: self._switchdev_unsupported(spec))
-        self._step(S.WRITE_UDEV_RULE, pf, lambda: self.udev.write_nm_disable(pf))
-        current = read_int(dev / "sriov_numvfs") or 0
-        if current != want:
-            self._step(S.CLEAR_NUMVFS, pf, lambda: self._write_numvfs(pf, 0))
-            if want > 0:
-                self._step(S.WRITE_NUMVFS, pf, lambda: self._write_numvfs(pf, want))
-        self._step(S.WAIT_VFS, pf, lambda: self._wait_vfs(pf, want))
+        target = mode_of(spec)
         name = status.get("name", "")
+        self._step(S.CHECK_TOTALVFS, pf, lambda: self._check_totalvfs(pf, want))
+        if target == SWITCHDEV:
+            # Upstream's configureHWOptionsForSwitchdev, before any VF exists.
+            self._step(S.ENABLE_TC_OFFLOAD, pf, lambda: self._pf_tc_offload(name))
+            self._step(S.SET_FLOW_STEERING, pf, lambda: self.switchdev.flow_steering(
+                pf, partial(self._unbind_all_vfs, pf), partial(self._write_numvfs, pf)))
+        self._step(S.WRITE_UDEV_RULE, pf, lambda: self._write_udev_rules(pf, name, target))
+        self._set_mode_and_numvfs(pf, target, want, lambda step, fn: self._step(step, pf, fn))
+        if target == SWITCHDEV and name:
+            self._step(S.WRITE_UDEV_RULE, pf, lambda: self.switchdev.write_representor_rule(pf, name))
         spec_mtu = int(spec.get("mtu") or 0)
         if name and spec_mtu:
             self._step(S.SET_PF_MTU, pf, lambda: self._raise_pf_mtu(name, spec_mtu))
@@ -161,10 +167,53 @@ class Applier:
             self._step(S.LINK_UP, pf, lambda: self._link_up(name))
         self._step(S.WRITE_RECORD, pf, lambda: self.host.records.save(pf, spec))
 
-    def _switchdev_unsupported(self, spec: dict[str, Any]) -> None:
-        # Honest refusal instead of a silent legacy apply that would be re-tried forever.
-        raise OSError(errno_mod.EOPNOTSUPP, f"eSwitchMode {spec.get('eSwitchMode')!r} is not supported by "
-                                            "sriovop yet; use legacy")
+    def _pf_tc_offload(self, name: str) -> None:
+        if not name:
+            raise OSError(errno_mod.ENODEV, "PF has no netdev to enable hw-tc-offload on")
+        self.switchdev.enable_tc_offload(name)
+
+    def _write_udev_rules(self, pf: str, name: str, target: str) -> None:
+        """Remove every rule of the PF, then add what the target mode needs (upstream order), so a PF
+        going back to legacy keeps no switchdev rule."""
+        self.switchdev.remove_rules(pf)
+        self.udev.write_nm_disable(pf)
+        if target == SWITCHDEV and name:
+            self.switchdev.write_pf_name_rule(pf, name)
+
+    def _set_mode_and_numvfs(self, pf: str, target: str, want: int, run: Callable[..., Any]) -> None:
+        """Upstream's setEswitchModeAndNumVFs: ice changes the mode with 0 VFs; mlx5 and every other
+        driver go to legacy (VFs unbound) before sriov_numvfs is written, and to switchdev (VFs unbound
+        again) after the VFs exist. `run(step, fn)` runs one named step."""
+        dev = self.host.paths.device(pf)
+        current = read_int(dev / "sriov_numvfs") or 0
+        mode = self.host.eswitch.eswitch_mode(pf)
+        if current == want and mode == target:
+            run(S.WAIT_VFS, lambda: self._wait_vfs(pf, want))
+            return
+        eswitch = self.host.eswitch
+        if link_basename(dev / "driver") == "ice":
+            if mode != target:
+                run(S.CLEAR_NUMVFS, lambda: self._write_numvfs(pf, 0))
+                run(S.SET_ESWITCH_MODE, lambda: eswitch.set_eswitch_mode(pf, target))
+            run(S.CLEAR_NUMVFS, lambda: self._write_numvfs(pf, 0))
+            if want > 0:
+                run(S.WRITE_NUMVFS, lambda: self._write_numvfs(pf, want))
+            run(S.WAIT_VFS, lambda: self._wait_vfs(pf, want))
+            return
+        if mode != LEGACY:
+            run(S.UNBIND_VFS, lambda: self._unbind_all_vfs(pf))
+            run(S.SET_ESWITCH_MODE, lambda: eswitch.set_eswitch_mode(pf, LEGACY))
+        run(S.CLEAR_NUMVFS, lambda: self._write_numvfs(pf, 0))
+        if want > 0:
+            run(S.WRITE_NUMVFS, lambda: self._write_numvfs(pf, want))
+        run(S.WAIT_VFS, lambda: self._wait_vfs(pf, want))
+        if target == SWITCHDEV:
+            run(S.UNBIND_VFS, lambda: self._unbind_all_vfs(pf))
+            run(S.SET_ESWITCH_MODE, lambda: eswitch.set_eswitch_mode(pf, SWITCHDEV))
+
+    def _unbind_all_vfs(self, pf: str) -> None:
+        for _index, vf in sorted(self._virtfns(pf).items()):
+            self.drivers.unbind(vf)
 
     def _check_external(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
         pf = spec["pciAddress"]
@@ -257,6 +306,7 @@ class Applier:
     def _configure_vfs(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
         pf = spec["pciAddress"]
         pf_name = status.get("name", "")
+        switchdev = mode_of(spec) == SWITCHDEV
         links = self.host.netlink.links()
         for index, vf in sorted(self._virtfns(pf).items()):
             if not self.host.paths.device(pf).exists():
@@ -274,13 +324,26 @@ class Applier:
                 mac = self._vf_mac(vf, netdev, links)
                 if pf_name and mac:
                     self._step(S.SET_VF_MAC, pf, partial(self.host.io.set_vf_mac, pf_name, pf, index, mac))
+            vdpa_type = group.get("vdpaType") or ""
+            if switchdev and not vdpa_type:
+                self._step(S.DELETE_VDPA, pf, partial(self.switchdev.delete_vdpa, vf))
             if device_type == NETDEVICE:
                 self._step(S.BIND_DRIVER, pf, partial(self.drivers.bind_default, vf))
                 mtu = int(group.get("mtu") or 0)
                 if mtu > 0:
                     self._step(S.SET_VF_MTU, pf, partial(self._set_vf_mtu, vf, mtu, links))
+                if switchdev:
+                    self._step(S.ENABLE_TC_OFFLOAD, pf, partial(self._vf_tc_offload, vf))
+                    if vdpa_type:
+                        self._step(S.CREATE_VDPA, pf, partial(self.switchdev.create_vdpa, vf, vdpa_type))
             else:
                 self._step(S.BIND_DRIVER, pf, partial(self.drivers.bind, vf, device_type))
+
+    def _vf_tc_offload(self, vf: str) -> None:
+        netdev = self.switchdev.vf_netdev(vf)
+        if not netdev:
+            raise OSError(errno_mod.ENODEV, f"VF {vf} has no netdev to enable hw-tc-offload on")
+        self.switchdev.enable_tc_offload(netdev)
 
     def _wait_vf_netdev(self, vf: str) -> str:
         """Kernel VF drivers create the netdev asynchronously; rebind once if it never shows up."""
@@ -318,7 +381,15 @@ class Applier:
             self.host.io.write(path, str(mtu), timeout=self.options.write_timeout)
 
     # --- reset --------------------------------------------------------------------------------
+    def _initial_mode(self, pf: str) -> str:
+        return mode_of(self.host.checkpoint.interface(pf) or {})
+
     def _reset_numvfs(self, pf: str) -> None:
+        """0 VFs and the eSwitch mode the host had before the operator (upstream's ResetSriovDevice)."""
+        initial = self._initial_mode(pf)
+        if self.host.eswitch.eswitch_mode(pf) != initial:
+            self._set_mode_and_numvfs(pf, initial, 0, lambda _step, fn: fn())
+            return
         dev = self.host.paths.device(pf)
         if (read_int(dev / "sriov_numvfs") or 0) > 0:
             self._write_numvfs(pf, 0)
@@ -333,7 +404,8 @@ class Applier:
             self._step(S.REMOVE_RECORD, pf, lambda: records.remove(pf))
             return False
         self.udev.remove(pf)
-        if int(status.get("numVfs") or 0) > 0:
+        self.switchdev.remove_rules(pf)
+        if int(status.get("numVfs") or 0) > 0 or mode_of(status) != self._initial_mode(pf):
             self._step(S.RESET_NUMVFS, pf, lambda: self._reset_numvfs(pf))
         # Upstream restores the MTU only while VFs exist; checking the MTU itself also finishes a reset
         # that was interrupted between the two steps (the record is only removed last).

@@ -18,11 +18,12 @@ from typing import Any
 
 import structlog
 
-from sriovop.host.devlink import Devlink
+from sriovop.host.eswitch_io import EswitchIO
 from sriovop.host.netlink import LinkInfo, Netlink
 from sriovop.host.nics import SupportedNics, default_supported_nics
 from sriovop.host.paths import HostPaths
 from sriovop.host.records import PfRecords
+from sriovop.host.switchdev import SWITCHDEV, Switchdev
 from sriovop.host.sysfs import hex_id, link_basename, listdir, read_int, read_str
 
 log = structlog.get_logger("sriovop.host.discovery")
@@ -47,12 +48,13 @@ def _omit_empty(d: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
 
 class Discoverer:
     def __init__(
-        self, paths: HostPaths, netlink: Netlink, devlink: Devlink, records: PfRecords,
-        options: DiscoveryOptions | None = None,
+        self, paths: HostPaths, netlink: Netlink, eswitch: EswitchIO, records: PfRecords,
+        options: DiscoveryOptions | None = None, *, switchdev: Switchdev | None = None,
     ) -> None:
         self.paths = paths
         self.netlink = netlink
-        self.devlink = devlink
+        self.eswitch = eswitch
+        self.switchdev = switchdev
         self.records = records
         self.options = options or DiscoveryOptions()
 
@@ -129,7 +131,7 @@ class Discoverer:
         dev = self.paths.device(addr)
         totalvfs_path = dev / "sriov_totalvfs"
         is_pf = totalvfs_path.exists()
-        eswitch = self.devlink.eswitch_mode(addr) if is_pf else ""
+        eswitch = self.eswitch.eswitch_mode(addr) if is_pf else ""
         names = self._netdev(dev)
         name = names[0] if names else ""
         link = self._link(name, dev / "net" / name, links) if name else {}
@@ -156,11 +158,22 @@ class Discoverer:
             iface["eSwitchMode"] = eswitch
             if iface["numVfs"] > 0:
                 iface["Vfs"] = self._vfs(dev, links, pending)
+                self._switchdev_vfs(iface)
         order = ("name", "mac", "driver", "pciAddress", "vendor", "deviceID", "mtu", "numVfs", "linkSpeed",
                  "linkType", "linkAdminState", "eSwitchMode", "externallyManaged", "totalvfs", "Vfs",
                  "altNames")
         iface = {k: iface[k] for k in order if k in iface}
         return _omit_empty(iface, ("pciAddress",))
+
+    def _switchdev_vfs(self, iface: dict[str, Any]) -> None:
+        """vdpaType of every VF; representorName in switchdev mode (upstream's getVfInfo)."""
+        if self.switchdev is None:
+            return
+        switchdev = iface.get("eSwitchMode") == SWITCHDEV and iface.get("name")
+        for vf in iface["Vfs"]:
+            vf["vdpaType"] = self.switchdev.vdpa_type(vf["pciAddress"])
+            if switchdev:
+                vf["representorName"] = self.switchdev.representor(iface["name"], int(vf["vfID"]))
 
     def _vfs(
         self, pf_dev: Path, links: dict[str, LinkInfo], pending: list[tuple[dict[str, Any], Path]]

@@ -8,12 +8,14 @@ from typing import Any
 from sriovop.host.devlink import Devlink
 from sriovop.host.discovery import Discoverer, DiscoveryOptions
 from sriovop.host.errors import DiscoveryError
+from sriovop.host.eswitch_io import EswitchIO, open_eswitch_io
 from sriovop.host.kargs import KernelArgs
 from sriovop.host.kernelio import KernelIO, open_kernel_io
 from sriovop.host.netlink import Netlink
 from sriovop.host.nics import SupportedNics, default_supported_nics
 from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
 from sriovop.host.records import Checkpoint, PfRecords
+from sriovop.host.switchdev import Switchdev
 
 
 class Host:
@@ -44,6 +46,8 @@ class Host:
         self.netlink = Netlink(netns)
         self.io: KernelIO = io if io is not None else open_kernel_io(self.paths, self.netlink)
         self.devlink = Devlink()
+        self.eswitch: EswitchIO = open_eswitch_io(self.paths.root, self.io, self.devlink)
+        self.switchdev = Switchdev(self.paths, self.io, self.eswitch)
         self.records = PfRecords(self.paths)
         self.checkpoint = Checkpoint(self.paths)
         self.kargs = KernelArgs(self.paths)
@@ -55,7 +59,8 @@ class Host:
 
     def discover(self) -> list[dict[str, Any]]:
         """NodeState `status.interfaces` for this host."""
-        return Discoverer(self.paths, self.netlink, self.devlink, self.records, self.discovery_options).discover()
+        return Discoverer(self.paths, self.netlink, self.eswitch, self.records, self.discovery_options,
+                          switchdev=self.switchdev).discover()
 
     def init(self) -> list[dict[str, Any]]:
         """Discover and write the initial-state checkpoint if none exists (daemon start-up)."""
@@ -66,7 +71,7 @@ class Host:
     def close(self) -> None:
         self.io.close()
         self.netlink.close()
-        self.devlink.close()
+        self.eswitch.close()
 
     def __enter__(self) -> Host:
         return self

@@ -92,7 +92,8 @@ class SimKernelIO:
             self._sock = sock
         return self._sock
 
-    def _request(self, req: dict[str, object], timeout: float | None) -> None:
+    def request(self, req: dict[str, object], timeout: float | None) -> dict[str, object]:
+        """One JSON-lines request; returns the simulator's reply, raises OSError with its errno."""
         with self._lock:
             try:
                 sock = self._connect()
@@ -115,6 +116,7 @@ class SimKernelIO:
         reply = json.loads(buf)
         if reply.get("errno"):
             raise OSError(int(reply["errno"]), str(reply.get("error", "")))
+        return dict(reply)
 
     def _reset(self) -> None:
         if self._sock is not None:
@@ -125,10 +127,10 @@ class SimKernelIO:
         return str(Path(path).relative_to(self.paths.root))
 
     def write(self, path: Path, data: str, *, timeout: float | None = None) -> None:
-        self._request({"op": "write", "path": self._rel(path), "data": data}, timeout)
+        self.request({"op": "write", "path": self._rel(path), "data": data}, timeout)
 
     def set_vf_mac(self, pf_name: str, pf_pci: str, vf: int, mac: str) -> None:
-        self._request({"op": "set_vf_mac", "pf": pf_pci, "vf": vf, "mac": mac}, 30.0)
+        self.request({"op": "set_vf_mac", "pf": pf_pci, "vf": vf, "mac": mac}, 30.0)
 
     def close(self) -> None:
         with self._lock:

@@ -109,6 +109,8 @@ def validate_spec_interfaces(spec_interfaces: list[dict[str, Any]]) -> None:
         where = f"spec.interfaces[{i}] (pf {pci})"
         num_vfs = _int_field(f"{where}.numVfs", iface.get("numVfs", 0))
         _int_field(f"{where}.mtu", iface.get("mtu", 0))
+        if iface.get("eSwitchMode") not in (None, "", "legacy", "switchdev"):
+            raise ValidationError(f"{where}.eSwitchMode: {iface.get('eSwitchMode')!r} is not legacy or switchdev")
         for j, group in enumerate(iface.get("vfGroups") or []):
             gwhere = f"{where}.vfGroups[{j}]"
             try:
@@ -120,8 +122,14 @@ def validate_spec_interfaces(spec_interfaces: list[dict[str, Any]]) -> None:
             device_type = group.get("deviceType") or NETDEVICE
             if device_type not in (NETDEVICE, VFIO_PCI):
                 raise ValidationError(f"{gwhere}.deviceType: {device_type!r} is not netdevice or vfio-pci")
-            if group.get("vdpaType"):
-                raise ValidationError(f"{gwhere}.vdpaType: vDPA is not supported by sriovop yet")
+            vdpa = group.get("vdpaType") or ""
+            if vdpa:
+                if vdpa not in ("virtio", "vhost"):
+                    raise ValidationError(f"{gwhere}.vdpaType: {vdpa!r} is not virtio or vhost")
+                if iface.get("eSwitchMode") != "switchdev":
+                    raise ValidationError(f"{gwhere}.vdpaType: vDPA needs eSwitchMode switchdev on the PF")
+                if device_type != NETDEVICE:
+                    raise ValidationError(f"{gwhere}.vdpaType: vDPA needs deviceType netdevice")
             _int_field(f"{gwhere}.mtu", group.get("mtu", 0))
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import structlog
 
+from sriovop.host.sim_eswitch import SimEswitch
 from sriovop.host.sim_models import NETDEV_DRIVERS, OVERRIDE_ONLY_DRIVERS, NicModel
 
 log = structlog.get_logger("sriovop.host.sim")
@@ -130,6 +131,7 @@ class SimKernel:
         self.lock = threading.RLock()
         #: Called with a PF when it is hot-unplugged (the simulator deletes its veth).
         self.on_vanish: Any = None
+        self.eswitch = SimEswitch(self)
 
     # --- tree helpers --------------------------------------------------------------------------
     def dev_dir(self, pci: str) -> Path:
@@ -158,6 +160,7 @@ class SimKernel:
         _write(self.root / "sys/bus/pci/drivers_probe", "")
         for drv in OVERRIDE_ONLY_DRIVERS:
             self.ensure_driver(drv)
+        self.eswitch.base_tree()
 
     def _common_attrs(self, d: Path, vendor: str, device: str, pci: str) -> None:
         _write(d / "class", "0x020000")
@@ -253,6 +256,7 @@ class SimKernel:
         _unlink(self.dev_dir(pci) / "driver")
         _unlink(self._driver_dir(driver) / pci)
         if vf is not None:
+            self.eswitch.on_vf_unbound(pf, vf, self._vf_ifname(pf, vf))
             self._drop_vf_netdev(pf, vf)
             vf.driver = ""
         else:
@@ -294,6 +298,7 @@ class SimKernel:
             self.vf_owner[vf.pci] = (pf, vf)
             if autoprobe and pf.model.vf_driver not in pf.faults.refuse_bind:
                 self._bind(vf.pci, pf.model.vf_driver)
+        self.eswitch.on_vfs_created(pf)
 
     def _remove_vfs(self, pf: SimPf) -> None:
         if pf.timer is not None:
@@ -302,6 +307,7 @@ class SimKernel:
         pf_dir = self.dev_dir(pf.pci)
         for i, vf in sorted(pf.vfs.items()):
             self._unbind(vf.pci)
+            self.eswitch.on_vf_removed(pf, vf)
             _unlink(pf_dir / f"virtfn{i}")
             _unlink(self.root / "sys/bus/pci/devices" / vf.pci)
             shutil.rmtree(self.dev_dir(vf.pci), ignore_errors=True)
@@ -377,6 +383,9 @@ class SimKernel:
         except ValueError:
             raise KernelError(errno.EACCES, f"{rel} is outside the simulated root") from None
         value = data.strip("\n")
+        if parts[:3] == ("sys", "bus", "vdpa"):
+            self.eswitch.vdpa_write(parts, value)
+            return 0.0
         if parts[:3] == ("sys", "bus", "pci") and parts[3:] == ("drivers_probe",):
             self._probe(value.strip())
             return 0.0

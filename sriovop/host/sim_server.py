@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 
+from sriovop.host.sim_eswitch import OPS as ESWITCH_OPS
 from sriovop.host.sim_kernel import KernelError, SimKernel
 
 log = structlog.get_logger("sriovop.host.sim")
@@ -81,6 +82,9 @@ class SimServer:
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         try:
             op = req.get("op")
+            if op in ESWITCH_OPS:
+                with self.kernel.lock:
+                    return {"ok": True, **self.kernel.eswitch.handle(str(op), req)}
             if op == "write":
                 self.kernel.write(str(req["path"]), str(req["data"]))
             elif op == "set_vf_mac":

@@ -32,6 +32,12 @@ RESET_NUMVFS: Final = "reset-numvfs"
 RESTORE_MTU: Final = "restore-mtu"
 REMOVE_RECORD: Final = "remove-record"
 CHECK_EXTERNAL: Final = "check-externally-managed"
+ENABLE_TC_OFFLOAD: Final = "enable-hw-tc-offload"
+SET_FLOW_STEERING: Final = "set-flow-steering-mode"
+UNBIND_VFS: Final = "unbind-vfs"
+DELETE_VDPA: Final = "delete-vdpa"
+CREATE_VDPA: Final = "create-vdpa"
+RELOAD_UDEV: Final = "reload-udev-rules"
 FIND_PF: Final = "find-pf"
 
 #: The steps every owned PF goes through, in order (VF steps repeat per VF).
@@ -40,8 +46,9 @@ APPLY_STEPS: Final = (
     WAIT_VF_NETDEV, SET_VF_MAC, BIND_DRIVER, SET_VF_MTU, LINK_UP, WRITE_RECORD,
 )
 RESET_STEPS: Final = (RESET_NUMVFS, RESTORE_MTU, REMOVE_RECORD)
-#: Steps only some specs reach.
-OTHER_STEPS: Final = (SET_ESWITCH_MODE, CHECK_EXTERNAL, FIND_PF)
+#: Steps only some specs reach (switchdev: offload, eswitch mode, vDPA, representor renames).
+OTHER_STEPS: Final = (SET_ESWITCH_MODE, CHECK_EXTERNAL, FIND_PF, ENABLE_TC_OFFLOAD, SET_FLOW_STEERING,
+                      UNBIND_VFS, DELETE_VDPA, CREATE_VDPA, RELOAD_UDEV)
 
 CRASH_ENV: Final = "SRIOVOP_CRASH_AT_STEP"
 

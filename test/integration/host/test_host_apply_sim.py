@@ -298,14 +298,6 @@ def test_simulated_root_without_running_simulator_is_refused(tmp_path: Path) -> 
         Host(sim.root)
 
 
-def test_switchdev_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    with sim_host(tmp_path, ["cx6dx:1"]) as (_sim, host):
-        pf0 = host.discover()[0]
-        with pytest.raises(ApplyError) as e:
-            applier(host).apply([spec(pf0, 2) | {"eSwitchMode": "switchdev"}])
-    assert (e.value.pf, e.value.step, e.value.errno) == (pf0["pciAddress"], S.SET_ESWITCH_MODE, errno.EOPNOTSUPP)
-
-
 @pytest.mark.parametrize("parallel", [False, True])
 def test_sequential_stops_at_first_failure_parallel_reports_all(tmp_path: Path, parallel: bool) -> None:
     with sim_host(tmp_path, ["xxv710", "e810:1"]) as (sim, host):
