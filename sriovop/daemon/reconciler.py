@@ -155,10 +155,12 @@ class NodeStateReconciler:
             self.device_plugin.restart(wait=False)
         self.drain.set_desired(consts.DRAIN_IDLE, self.status.get())
         interfaces = self._discover(host, state)
+        # Counted before the Succeeded status is written: whoever waits for that status and then reads
+        # the counter must never see it lag behind the state it observed.
+        self.applies += 1
         self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_SUCCEEDED, last_sync_error="")
         self.generations.save(uid, generation)
         self._failed = None
-        self.applies += 1
         self._log.info("configuration applied", generation=generation)
         return Result(requeue_after=self.settings.requeue_after)
 
