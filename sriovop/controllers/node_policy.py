@@ -55,16 +55,18 @@ from sriovop.api.v1.kinds import (
     SRIOV_NETWORK_POOL_CONFIG,
     SRIOV_OPERATOR_CONFIG,
 )
-from sriovop.api.v1.selectors import node_labels, node_selector_matches
+from sriovop.api.v1.selectors import node_labels
 from sriovop.api.v1.supportednics import SupportedNics, default_supported_nics
-from sriovop.controllers.node_policy_apply import (
-    PolicyError,
-    desired_bridges,
-    desired_interfaces,
-    sort_policies,
+from sriovop.controllers.node_policy_apply import PolicyError, sort_policies
+from sriovop.controllers.node_policy_desired import (
+    bridges_enabled,
+    daemon_nodes,
+    desired_spec,
+    device_plugin_data,
+    normalized,
+    rdma_modes,
 )
-from sriovop.controllers.pool_config import is_hw_offload_pool, selector_matches
-from sriovop.render.device_plugin_config import DevicePluginConfigError, node_config_json
+from sriovop.controllers.node_policy_desired import status_interfaces as _interfaces
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
 from sriovop.runtime.errors import Conflict, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
@@ -107,16 +109,6 @@ def _parse_rfc3339(text: str) -> datetime | None:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def _normalized(value: Any) -> Any:
-    """Compare specs the way the server stores them: empty maps/lists/zero values do not count."""
-    if isinstance(value, Mapping):
-        out = {k: _normalized(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, "", 0, False, [], {})}
-    if isinstance(value, list | tuple):
-        return [_normalized(v) for v in value]
-    return value
 
 
 class NodePolicyReconciler:
@@ -194,23 +186,19 @@ class NodePolicyReconciler:
 
     def sync(self, config: Obj) -> Result:
         started = time.perf_counter()
-        spec = config.get("spec") or {}
-        daemon_selector = spec.get("configDaemonNodeSelector") or consts.DEFAULT_CONFIG_DAEMON_NODE_SELECTOR
         policies = sort_policies(self.reader.list(SRIOV_NETWORK_NODE_POLICY, self.namespace))
         all_nodes = self.reader.list(NODE)
-        nodes = [n for n in all_nodes if node_selector_matches(daemon_selector, node_labels(n))]
+        nodes = daemon_nodes(config, all_nodes)
         states = {s["metadata"]["name"]: s for s in self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)}
-        rdma_modes = _rdma_modes(nodes, self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace))
+        modes = rdma_modes(nodes, self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace))
         owner = _owner_reference(config)
-        gates = spec.get("featureGates") or {}
-        bridges_enabled = bool(gates.get(consts.FG_MANAGE_SOFTWARE_BRIDGES,
-                                         consts.FEATURE_GATE_DEFAULTS[consts.FG_MANAGE_SOFTWARE_BRIDGES]))
+        with_bridges = bridges_enabled(config)
 
         errors: list[str] = []
         bad_policies: dict[str, str] = {}
         with ThreadPoolExecutor(max_workers=self.write_workers, thread_name_prefix="nodestate-sync") as pool:
             futures = [pool.submit(self._sync_node_state, node, states.get(node["metadata"]["name"]),
-                                   policies, owner, rdma_modes.get(node["metadata"]["name"]), bridges_enabled)
+                                   policies, owner, modes.get(node["metadata"]["name"]), with_bridges)
                        for node in nodes]
             synced: dict[str, Obj | None] = {}
             for node, fut in zip(nodes, futures, strict=True):  # in order; all run concurrently
@@ -260,20 +248,6 @@ class NodePolicyReconciler:
 
     # -- NodeStates ------------------------------------------------------------------------------
 
-    def _desired_spec(self, node: Obj, state: Obj, policies: Sequence[Obj], rdma: str | None,
-                      bridges_enabled: bool) -> dict[str, Any]:
-        desired: dict[str, Any] = {}
-        interfaces = desired_interfaces(policies, node, _interfaces(state))
-        if interfaces:
-            desired["interfaces"] = interfaces
-        if rdma:
-            desired["system"] = {"rdmaMode": rdma}
-        if bridges_enabled:
-            ovs = desired_bridges(policies, node, _interfaces(state))
-            if ovs:
-                desired["bridges"] = {"ovs": ovs}
-        return desired
-
     def _sync_node_state(self, node: Obj, state: Obj | None, policies: Sequence[Obj], owner: dict[str, Any],
                          rdma: str | None, bridges_enabled: bool) -> Obj | None:
         name = node["metadata"]["name"]
@@ -303,8 +277,8 @@ class NodePolicyReconciler:
                 new = thaw(state)
                 new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
             else:
-                desired = self._desired_spec(node, state, policies, rdma, bridges_enabled)
-                if (keep is None and _normalized(state.get("spec") or {}) == _normalized(desired)
+                desired = desired_spec(node, state, policies, rdma, bridges_enabled)
+                if (keep is None and normalized(state.get("spec") or {}) == normalized(desired)
                         and _same_owner(meta.get("ownerReferences"), owner)):
                     return state
                 new = thaw(state)
@@ -372,16 +346,8 @@ class NodePolicyReconciler:
     def _sync_device_plugin_config(self, policies: Sequence[Obj], nodes: Sequence[Obj],
                                    states: Mapping[str, Obj | None], owner: dict[str, Any],
                                    errors: list[str]) -> dict[str, bool]:
-        nics = self._supported_nics()
-        data: dict[str, str] = {}
-        enabled: dict[str, bool] = {}
-        for node in nodes:
-            name = node["metadata"]["name"]
-            try:
-                data[name], enabled[name] = node_config_json(policies, node, states.get(name), nics)
-            except DevicePluginConfigError as exc:
-                errors.append(f"device-plugin config for {name}: {exc}")
-                data[name], enabled[name] = node_config_json([], node, states.get(name), nics)
+        data, enabled, dp_errors = device_plugin_data(policies, nodes, states, self._supported_nics())
+        errors.extend(dp_errors)
         desired = {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": consts.DEVICE_PLUGIN_CONFIGMAP, "namespace": self.namespace,
@@ -421,27 +387,6 @@ class NodePolicyReconciler:
             self.client.patch(NODE, name, {"metadata": {"labels": {consts.DEVICE_PLUGIN_LABEL: value}}})
         except NotFound:
             pass
-
-
-def _rdma_modes(nodes: Sequence[Obj], pools: Sequence[Obj]) -> dict[str, str | None]:
-    """node name → the rdmaMode of its pool (pool_config.find_node_pool's rules, in one pass): the one
-    non-offload pool selecting it; None for the default pool, for a node in two pools, or when a pool
-    selector is malformed (both are reported by the pool-config controller, not here)."""
-    candidates = [p for p in pools if not is_hw_offload_pool(p)]
-    out: dict[str, str | None] = {}
-    for node in nodes:
-        labels = node_labels(node)
-        try:
-            matching = [p for p in candidates if selector_matches((p.get("spec") or {}).get("nodeSelector"), labels)]
-        except ValueError:
-            matching = []
-        mode = (matching[0].get("spec") or {}).get("rdmaMode") if len(matching) == 1 else None
-        out[node["metadata"]["name"]] = mode or None
-    return out
-
-
-def _interfaces(state: Obj | None) -> Any:
-    return ((state or {}).get("status") or {}).get("interfaces") or []
 
 
 def _owner_reference(config: Obj) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin
 from sriovop.host.steps import StepHook
 from sriovop.runtime.client import Client
 from sriovop.runtime.controller import Request, Result
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import ApiError, NotFound
 
 log = structlog.get_logger(__name__)
 
@@ -100,6 +100,7 @@ class NodeStateReconciler:
 
         host = self._host(state)
         interfaces = self._discover(host, state)
+        self._publish_facts(host, state)
         view = {"metadata": meta, "spec": state.get("spec") or {}, "status": {"interfaces": interfaces}}
         main, extra = self._plugins(host, interfaces, state)
 
@@ -153,7 +154,9 @@ class NodeStateReconciler:
             self.device_plugin.wait_and_unblock(restart)
         else:
             self.device_plugin.restart(wait=False)
-        self.drain.set_desired(consts.DRAIN_IDLE, self.status.get())
+        fresh = self.status.get()
+        self.drain.set_desired(consts.DRAIN_IDLE, fresh)
+        self._publish_facts(host, fresh)
         interfaces = self._discover(host, state)
         # Counted before the Succeeded status is written: whoever waits for that status and then reads
         # the counter must never see it lag behind the state it observed.
@@ -173,6 +176,12 @@ class NodeStateReconciler:
             message = f"cannot open the host at {self.settings.host_root}: {_describe(exc)}"
             self._fail(state, None, None, message)
             raise SyncFailed(message) from exc
+
+    def _publish_facts(self, host: Host, state: dict[str, Any]) -> None:
+        try:
+            self.drain.set_host_facts(host.facts().to_json(), state)
+        except ApiError as exc:  # only `sriovop plan` reads them; never fail a pass over it
+            self._log.warning("host facts not published", error=str(exc))
 
     def _discover(self, host: Host, state: dict[str, Any]) -> list[dict[str, Any]]:
         try:

@@ -15,6 +15,7 @@ import tenacity
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
+from sriovop.host.decision import HOST_FACTS_ANNOTATION
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import NODE
@@ -117,6 +118,14 @@ class DrainAnnotator:
                               {"metadata": {"annotations": {consts.NODE_STATE_DRAIN_ANNOTATION: value}}},
                               namespace=self.namespace)
         log.info("drain annotation written", value=value)
+
+    def set_host_facts(self, value: str, node_state: Mapping[str, Any]) -> None:
+        """Publish the host facts the drain/reboot decision uses (see host.decision), so `sriovop plan`
+        decides with the same inputs; written only when they changed."""
+        if annotations_of(node_state).get(HOST_FACTS_ANNOTATION) == value:
+            return
+        self.client.patch(SRIOV_NETWORK_NODE_STATE, self.name,
+                          {"metadata": {"annotations": {HOST_FACTS_ANNOTATION: value}}}, namespace=self.namespace)
 
     def set_external_drainer(self, enabled: bool) -> None:
         value = "true" if enabled else None

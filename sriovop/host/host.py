@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sriovop.host.decision import HostFacts
 from sriovop.host.devlink import Devlink
 from sriovop.host.discovery import Discoverer, DiscoveryOptions
 from sriovop.host.errors import DiscoveryError
@@ -61,6 +62,12 @@ class Host:
         """NodeState `status.interfaces` for this host."""
         return Discoverer(self.paths, self.netlink, self.eswitch, self.records, self.discovery_options,
                           switchdev=self.switchdev).discover()
+
+    def facts(self) -> HostFacts:
+        """What the drain/reboot decision needs from this host besides the NodeState."""
+        return HostFacts(configured={pci: self.records.externally_managed(pci) for pci in self.records.all()},
+                         cmdline=frozenset(self.kargs.current()), recorded_kargs=frozenset(self.kargs.recorded()),
+                         iommu_args=self.kargs.iommu_args())
 
     def init(self) -> list[dict[str, Any]]:
         """Discover and write the initial-state checkpoint if none exists (daemon start-up)."""

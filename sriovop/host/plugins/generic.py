@@ -1,8 +1,7 @@
 """The main plugin on bare metal: configures every supported PF and decides drain/reboot like upstream.
 
-Drain: an operator-configured PF (it has a record file) that has VFs now and needs an update, or that
-leaves the spec. Going from 0 VFs to N does not drain (no pod can be using a VF that does not exist).
-Reboot: a kernel argument the configuration needs is missing from /proc/cmdline.
+The decision itself is `sriovop.host.decision.decide` (pure, shared with `sriovop plan`); this plugin
+feeds it the host's facts.
 """
 
 from __future__ import annotations
@@ -12,8 +11,9 @@ from typing import Any
 import structlog
 
 from sriovop.host.apply import Applier, ApplyOptions, ApplyResult
+from sriovop.host.decision import decide, missing_kernel_args
 from sriovop.host.host import Host
-from sriovop.host.plan import make_plan, need_to_update_sriov, needs_vfio
+from sriovop.host.plan import need_to_update_sriov
 from sriovop.host.plugins.base import Decision, spec_interfaces, status_interfaces
 from sriovop.host.steps import StepHook
 
@@ -30,27 +30,14 @@ class GenericPlugin:
         self.last_result: ApplyResult | None = None
 
     def missing_kernel_args(self, node_state: dict[str, Any]) -> list[str]:
-        return self.host.kargs.missing(needs_vfio=needs_vfio(spec_interfaces(node_state)))
-
-    def needs_drain(self, node_state: dict[str, Any]) -> bool:
-        plan = make_plan(spec_interfaces(node_state), status_interfaces(node_state))
-        records = self.host.records
-        for spec, status in plan.configure:
-            pf = spec["pciAddress"]
-            if records.exists(pf) and int(status.get("numVfs") or 0) > 0:
-                log.info("drain needed: configured PF with VFs changes", pf=pf)
-                return True
-        for status in plan.reset:
-            pf = status["pciAddress"]
-            if records.exists(pf) and not records.externally_managed(pf) and int(status.get("numVfs") or 0) > 0:
-                log.info("drain needed: configured PF leaves the spec", pf=pf)
-                return True
-        return False
+        return missing_kernel_args(spec_interfaces(node_state), self.host.facts())
 
     def on_node_state_change(self, node_state: dict[str, Any]) -> Decision:
         self.desired = node_state
-        reboot = bool(self.missing_kernel_args(node_state))
-        return Decision(drain=self.needs_drain(node_state) or reboot, reboot=reboot)
+        result = decide(spec_interfaces(node_state), status_interfaces(node_state), self.host.facts())
+        for reason in result.drain_reasons:
+            log.info("drain needed", reason=reason)
+        return Decision(drain=result.drain, reboot=result.reboot)
 
     def check_status_changes(self, node_state: dict[str, Any]) -> bool:
         by_pci = {s["pciAddress"]: s for s in status_interfaces(node_state)}

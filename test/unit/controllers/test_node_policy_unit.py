@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from sriovop.controllers.node_policy import NodePolicyReconciler, _rdma_modes, stale_delay_from_env
+from sriovop.controllers.node_policy import NodePolicyReconciler, stale_delay_from_env
+from sriovop.controllers.node_policy_desired import rdma_modes
 from sriovop.controllers.node_policy_apply import PolicyError, desired_bridges
 from sriovop.runtime.controller import Request
 
@@ -87,4 +88,4 @@ def test_rdma_mode_from_the_single_pool_of_a_node() -> None:
         {"metadata": {"name": "hw"}, "spec": {"nodeSelector": {"matchLabels": {"h": "1"}}, "rdmaMode": "exclusive",
                                               "ovsHardwareOffloadConfig": {"name": "mcp"}}},
     ]
-    assert _rdma_modes(nodes, pools) == {"a": "shared", "both": None, "none": None, "hw": None}
+    assert rdma_modes(nodes, pools) == {"a": "shared", "both": None, "none": None, "hw": None}
