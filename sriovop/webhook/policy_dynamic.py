@@ -63,7 +63,7 @@ def interface_unselected_reason(
     return f"vendor/device {vendor}/{device} is not in the supported NIC list" if explain else ""
 
 
-def _check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> None:
+def check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> None:
     where = f"interface({loose_str(iface.get('name'))}) on node {node_name}"
     vendor = loose_str(iface.get("vendor")).lower()
     if p.num_vfs == 0:
@@ -141,7 +141,7 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
             reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain)
             if reason is None:
                 selected = True
-                _check_interface(p, iface, node_name)
+                check_interface(p, iface, node_name)
             elif explain:
                 reasons.append(f"node {node_name} interface {iface.get('name')}: {reason}")
         if not groups:

@@ -1,0 +1,45 @@
+"""`sriovop explain node NAME` / `sriovop explain policy NAME`: why each PF is (not) selected."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from sriovop.commands._options import kubeconfig_option
+from sriovop.commands.plan import namespace_option, output_option
+from sriovop.plan.explain import ExplainError, explain
+from sriovop.plan.render import render_explain
+from sriovop.plan.snapshot import read_snapshot
+from sriovop.runtime.client import Client
+from sriovop.runtime.config import load_config
+
+
+@click.command()
+@click.argument("what", type=click.Choice(["node", "policy"]))
+@click.argument("name")
+@kubeconfig_option
+@namespace_option
+@output_option
+def command(what: str, name: str, kubeconfig: str | None, namespace: str, output: str) -> None:
+    """Explain, for every policy and every PF, whether it is selected and why not.
+
+    `node NAME`: every policy against every PF of the node. `policy NAME`: the policy against every PF
+    of every node with a config daemon. A reason names the selector field that did not match (vendor,
+    deviceID, pfNames, rootDevices, netFilter, nodeSelector), an unsupported NIC model, the policy that
+    took the PF (priority, name order), or the externally-managed limit it breaks. Also shows each
+    node's sync status, drain/reboot state and last error.
+    """
+    client = Client(load_config(kubeconfig))
+    try:
+        snap = read_snapshot(client, namespace)
+    finally:
+        client.close()
+    try:
+        report = explain(snap, node=name if what == "node" else None, policy=name if what == "policy" else None)
+    except ExplainError as exc:
+        raise click.ClickException(str(exc)) from None
+    if output == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(render_explain(report), nl=False)

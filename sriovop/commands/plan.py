@@ -1,0 +1,58 @@
+"""`sriovop plan`: what applying or deleting SriovNetworkNodePolicies would do, without writing anything."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from sriovop.api.v1 import consts
+from sriovop.commands._options import kubeconfig_option
+from sriovop.plan.compute import compute_plan
+from sriovop.plan.render import render_plan
+from sriovop.plan.snapshot import PlanInputError, load_policies, read_snapshot
+from sriovop.runtime.client import Client
+from sriovop.runtime.config import load_config
+
+namespace_option = click.option(
+    "--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE, consts.DEFAULT_OPERATOR_NAMESPACE),
+    show_default="$NAMESPACE or sriov-network-operator", help="The operator namespace.")
+output_option = click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
+                             show_default=True, help="`json` for scripts.")
+
+
+@click.command()
+@click.option("--filename", "-f", "files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A YAML/JSON file of SriovNetworkNodePolicies (several documents or a List allowed); repeatable.")
+@click.option("--delete", is_flag=True, help="Plan deleting the policies in the files instead of applying them.")
+@kubeconfig_option
+@namespace_option
+@output_option
+def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namespace: str, output: str) -> None:
+    """Show what applying (or with --delete, deleting) the policies would do, and change nothing.
+
+    Per node: each PF with VFs before -> after, MTU, link type, VF groups and resource names; PFs a
+    policy matches but another policy wins, and why; whether the node would be drained or rebooted
+    (the config daemon's own decision); per pool, how many nodes drain at once under maxUnavailable
+    and in how many waves; what the admission webhook would say; the device-plugin resources that
+    appear, change or disappear.
+
+    Exit code: 0 admissible and nothing disruptive, 1 denied, 2 at least one node drains or reboots.
+    """
+    try:
+        given = load_policies(files, namespace)
+    except PlanInputError as exc:
+        raise click.UsageError(str(exc)) from None
+    client = Client(load_config(kubeconfig))
+    try:
+        snap = read_snapshot(client, namespace)
+    finally:
+        client.close()
+    plan = compute_plan(snap, given, delete)
+    if output == "json":
+        click.echo(json.dumps(plan, indent=2))
+    else:
+        click.echo(render_plan(plan), nl=False)
+    sys.exit(plan["exitCode"])

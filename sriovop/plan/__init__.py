@@ -1,0 +1,2 @@
+"""`sriovop plan` and `sriovop explain`: read-only answers computed with the operator's, the webhook's and
+the daemon's own decision code."""

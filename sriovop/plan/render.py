@@ -1,0 +1,99 @@
+"""Text for `sriovop plan` and `sriovop explain`: one block per node, the reasons spelled out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sriovop.api.v1 import consts
+
+
+def _groups(groups: list[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{g.get('resourceName')} VFs {g.get('vfRange')} "
+                     f"{g.get('deviceType') or consts.DEVICE_TYPE_NETDEVICE} ({g.get('policyName')})"
+                     for g in groups) or "-"
+
+
+def render_plan(plan: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    adm = plan["admission"]
+    for change in plan["changes"]:
+        lines.append(f"policy {change['policy']}: {change['operation']}"
+                     + ("" if change["allowed"] else " DENIED"))
+    lines.append("admission: " + ("allowed" if adm["allowed"] else f"DENIED: {adm['message']}"))
+    lines.extend(f"  warning: {w}" for w in adm["warnings"])
+    for node in plan["nodes"]:
+        what = f"changes, disruption {node['disruption']}" if node["changed"] else "unchanged"
+        head = f"\nnode {node['name']}: {what}"
+        if node.get("pool"):
+            head += f" (pool {node['pool']})"
+        lines.append(head)
+        for key in ("note", "error", "daemonError", "factsNote", "poolError"):
+            if node.get(key):
+                lines.append(f"  {key}: {node[key]}")
+        for reason in node.get("drainReasons") or []:
+            lines.append(f"  drain: {reason}")
+        if node.get("missingKernelArgs"):
+            lines.append("  reboot: kernel arguments missing: " + " ".join(node["missingKernelArgs"]))
+        for pf in node["pfs"]:
+            if pf["action"] == "unchanged" and not node["changed"]:
+                continue
+            vfs, mtu = pf["numVfs"], pf["mtu"]
+            lines.append(f"  pf {pf['name'] or '?'} {pf['pciAddress']}: {pf['action']}; VFs {vfs['before']} -> "
+                         f"{vfs['after']} (host has {vfs['host']}), MTU {mtu['before'] or '-'} -> {mtu['after'] or '-'}"
+                         + (f", linkType {pf['linkType']}" if pf["linkType"] else "")
+                         + (f", eSwitchMode {pf['eSwitchMode']}" if pf["eSwitchMode"] else ""))
+            if pf["vfGroups"]:
+                lines.append(f"    groups: {_groups(pf['vfGroups'])}")
+        for v in node["selection"]:
+            if v["result"] != "selected":
+                lines.append(f"  {v['policy']} on {v['pf']}: {v['result']} ({v.get('field', '')}): {v['reason']}")
+        for v in node["contested"]:
+            if v not in node["selection"]:
+                lines.append(f"  {v['policy']} on {v['pf']}: {v['reason']}")
+        res = node["resources"]
+        for kind in ("added", "changed", "removed"):
+            if res[kind]:
+                lines.append(f"  device-plugin resources {kind}: {', '.join(res[kind])}")
+    if plan["pools"]:
+        lines.append("")
+    for pool in plan["pools"]:
+        limit = "unlimited" if pool["limit"] < 0 else pool["limit"]
+        text = (f"pool {pool['name']}: {len(pool['disrupted'])} of {pool['nodes']} nodes disrupted, maxUnavailable "
+                f"{limit}: {pool['atOnce']} at once, {pool['waves'] if pool['waves'] is not None else 'no'} wave(s)")
+        lines.append(text)
+        if pool.get("blocked"):
+            lines.append(f"  {pool['blocked']}")
+    for err in plan["errors"]:
+        lines.append(f"operator error: {err}")
+    for note in plan["notes"]:
+        lines.append(f"note: {note}")
+    lines.append(f"exit code {plan['exitCode']}: " + {0: "admissible, nothing disruptive",
+                                                       1: "would be denied",
+                                                       2: "would drain or reboot"}[plan["exitCode"]])
+    return "\n".join(lines) + "\n"
+
+
+def render_explain(report: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    for node in report["nodes"]:
+        lines.append(f"node {node['name']}: sync {node['syncStatus'] or '-'}, drain desired "
+                     f"{node['drain']['desired'] or '-'} current {node['drain']['current'] or '-'}"
+                     + (", cordoned" if node["drain"]["unschedulable"] else ""))
+        if node.get("lastSyncError"):
+            lines.append(f"  last error: {node['lastSyncError']}")
+        if node.get("missingKernelArgs"):
+            lines.append("  kernel arguments missing (reboot): " + " ".join(node["missingKernelArgs"]))
+        if node.get("note"):
+            lines.append(f"  note: {node['note']}")
+        for pf in node["pfs"]:
+            lines.append(f"  pf {pf['name']} {pf['pciAddress']} ({pf['vendor']}:{pf['deviceID']}), "
+                         f"{pf['numVfs']}/{pf['totalvfs']} VFs, spec {pf['specVfs']} VFs: {_groups(pf['vfGroups'])}")
+            for v in pf["policies"]:
+                field = f" [{v['field']}]" if v.get("field") else ""
+                lines.append(f"    {v['policy']} (priority {v['priority']}): {v['result']}{field}: {v['reason']}")
+        for v in node.get("unselected", []):
+            lines.append(f"  {v['policy']}: {v['reason']}")
+    for note in report.get("notes", []):
+        lines.append(f"note: {note}")
+    return "\n".join(lines) + "\n"
