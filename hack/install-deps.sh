@@ -5,8 +5,12 @@
 #   kmod:     modprobe/modinfo, used when resolving module dependencies
 #   containerd, runc: the images' tests import and run them in a private containerd (and cluster nodes use them)
 #   mmdebstrap: builds the images' Debian root filesystems (`make images`)
+#   openvswitch-switch: ovsdb-server for the simulated hosts' OVS bridges, and ovs-vswitchd in the QEMU e2e guest
+#     (the guest's root is this host's, over 9p)
+#   systemd:  systemd-analyze verify checks the systemd-mode unit files
 set -euo pipefail
-declare -A need=([ip]=iproute2 [modinfo]=kmod [containerd]=containerd [runc]=runc [mmdebstrap]=mmdebstrap)
+declare -A need=([ip]=iproute2 [modinfo]=kmod [containerd]=containerd [runc]=runc [mmdebstrap]=mmdebstrap
+                [ovs-vsctl]=openvswitch-switch [ovsdb-server]=openvswitch-switch [systemd-analyze]=systemd)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
@@ -26,4 +30,4 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null

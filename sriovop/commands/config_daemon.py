@@ -60,14 +60,18 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
               help="Accepted for DaemonSet compatibility; systemd mode is not implemented (daemon mode is used).")
 @click.option("--parallel-nic-config", is_flag=True, default=False, hidden=True,
               help="Accepted for DaemonSet compatibility; PFs are configured one at a time.")
-@click.option("--manage-software-bridges", is_flag=True, default=False, hidden=True,
-              help="Accepted for DaemonSet compatibility; software bridges are not managed.")
+@click.option("--manage-software-bridges", is_flag=True, default=False,
+              help="Create, update and remove the OVS bridges of spec.bridges and report status.bridges "
+                   "(the operator passes it with the manageSoftwareBridges feature gate).")
+@click.option("--ovs-socket-path", default="",
+              help="OVSDB socket for --manage-software-bridges, e.g. unix:/var/run/openvswitch/db.sock "
+                   "(default: var/run/openvswitch/db.sock under the host root).")
 def command(node_name: str | None, host_root: Path | None, state_dir: str | None, kubeconfig: str | None,
             namespace: str | None, log_level: str, log_format: str, metrics_bind_address: str,
             disable_plugins: str, reboot: bool, requeue_after: float, retry_base_delay: float,
             retry_max_delay: float, startup_max_delay: float, sysfs_write_timeout: float, vf_wait_timeout: float,
             netdev_wait_timeout: float, use_systemd_service: bool, parallel_nic_config: bool,
-            manage_software_bridges: bool) -> None:
+            manage_software_bridges: bool, ovs_socket_path: str) -> None:
     """Configure this node's SR-IOV NICs from its SriovNetworkNodeState and report what the host has.
 
     Environment: NODE_NAME, NAMESPACE, KUBECONFIG, DEV_MODE=TRUE (configure NICs missing from the
@@ -108,8 +112,7 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
         hook = crash_hook_from_env()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    for flag, given in (("--use-systemd-service", use_systemd_service), ("--parallel-nic-config", parallel_nic_config),
-                        ("--manage-software-bridges", manage_software_bridges)):
+    for flag, given in (("--use-systemd-service", use_systemd_service), ("--parallel-nic-config", parallel_nic_config)):
         if given:
             log.warning("flag accepted but not implemented; ignoring it", flag=flag)
     try:
@@ -122,7 +125,9 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
             metrics_bind_address=metrics_bind_address or None,
             apply_options=ApplyOptions(write_timeout=sysfs_write_timeout, vf_wait_timeout=vf_wait_timeout,
                                        vf_poll_interval=min(1.0, vf_wait_timeout / 20),
-                                       netdev_wait_timeout=netdev_wait_timeout),
+                                       netdev_wait_timeout=netdev_wait_timeout,
+                                       manage_software_bridges=manage_software_bridges,
+                                       ovsdb_socket=ovs_socket_path),
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None

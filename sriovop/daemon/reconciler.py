@@ -32,6 +32,7 @@ from sriovop.daemon.reboot import Rebooter
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annotations_of
 from sriovop.host import Host
+from sriovop.host.ovs import OvsBridges
 from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin, load_plugins
 from sriovop.host.steps import StepHook
 from sriovop.runtime.client import Client
@@ -101,14 +102,19 @@ class NodeStateReconciler:
         host = self._host(state)
         interfaces = self._discover(host, state)
         self._publish_facts(host, state)
-        view = {"metadata": meta, "spec": state.get("spec") or {}, "status": {"interfaces": interfaces}}
+        bridges = self._bridges(host)
+        view = {"metadata": meta, "spec": state.get("spec") or {},
+                "status": {"interfaces": interfaces, "bridges": bridges or {}}}
         main, extra = self._plugins(host, interfaces, state)
 
         if self.generations.is_applied(uid, generation):
             drifted = self._drifted(main, extra, view, state)
             if not drifted:
-                if (state.get("status") or {}).get("interfaces") != interfaces:
-                    self.status.write(interfaces=interfaces)  # re-reads, so a stale compare costs one GET
+                observed = state.get("status") or {}
+                if observed.get("interfaces") != interfaces or \
+                        (bridges is not None and (observed.get("bridges") or {}) != bridges):
+                    # re-reads, so a stale compare costs one GET
+                    self.status.write(interfaces=interfaces, bridges=bridges)
                 if self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED):
                     self.device_plugin.unblock_waiting()  # e.g. the device plugin restarted on its own
                 return Result(requeue_after=self.settings.requeue_after)
@@ -119,7 +125,8 @@ class NodeStateReconciler:
         retrying_failure = self._failed == (uid, generation) and \
             (state.get("status") or {}).get("syncStatus") == consts.SYNC_STATUS_FAILED
         if not retrying_failure:
-            state = self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS)
+            state = self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS,
+                                      bridges=bridges)
 
         decision = self._decide(main, extra, view, state, interfaces)
         reasons = reboot_reasons(main, extra, view) if decision.reboot else []
@@ -161,7 +168,8 @@ class NodeStateReconciler:
         # Counted before the Succeeded status is written: whoever waits for that status and then reads
         # the counter must never see it lag behind the state it observed.
         self.applies += 1
-        self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_SUCCEEDED, last_sync_error="")
+        self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_SUCCEEDED, last_sync_error="",
+                          bridges=self._bridges(host))
         self.generations.save(uid, generation)
         self._failed = None
         self._log.info("configuration applied", generation=generation)
@@ -190,6 +198,19 @@ class NodeStateReconciler:
             message = f"discovery failed: {_describe(exc)}"
             self._fail(state, None, None, message)
             raise SyncFailed(message) from exc
+
+    def _bridges(self, host: Host) -> dict[str, Any] | None:
+        """status.bridges with bridge management on ({} when no managed bridge exists); None when off
+        or when OVSDB cannot be read (the field is left as it is; an apply reports the OVSDB error)."""
+        options = self.settings.apply_options
+        if not options.manage_software_bridges:
+            return None
+        try:
+            found = OvsBridges(host.paths, options.ovsdb_socket or None).status()
+        except OSError as exc:
+            self._log.warning("cannot read the managed OVS bridges", error=str(exc))
+            return None
+        return {"ovs": found} if found else {}
 
     def _plugins(self, host: Host, interfaces: list[dict[str, Any]],
                  state: dict[str, Any]) -> tuple[Plugin, list[Plugin]]:

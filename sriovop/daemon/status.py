@@ -53,7 +53,8 @@ class StatusWriter:
         return self.client.get(SRIOV_NETWORK_NODE_STATE, self.name, self.namespace)
 
     def write(self, *, interfaces: list[dict[str, Any]] | None = None, sync_status: str | None = None,
-              last_sync_error: Any = KEEP, only_if_changed: bool = False) -> dict[str, Any]:
+              last_sync_error: Any = KEEP, only_if_changed: bool = False,
+              bridges: dict[str, Any] | None = None) -> dict[str, Any]:
         """Patch status; `None`/KEEP leave a field alone; an empty `last_sync_error` removes it.
         Returns the NodeState as written (or as read, when nothing had to change)."""
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(CONFLICT_ATTEMPTS),
@@ -61,16 +62,18 @@ class StatusWriter:
                                      wait=tenacity.wait_random(0.01, 0.1))
         for attempt in retrying:
             with attempt:
-                return self._write_once(interfaces, sync_status, last_sync_error)
+                return self._write_once(interfaces, sync_status, last_sync_error, bridges)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write_once(self, interfaces: list[dict[str, Any]] | None, sync_status: str | None,
-                    last_sync_error: Any) -> dict[str, Any]:
+                    last_sync_error: Any, bridges: dict[str, Any] | None = None) -> dict[str, Any]:
         live = self.get()
         status = live.get("status") or {}
         patch: dict[str, Any] = {}
         if interfaces is not None and status.get("interfaces") != interfaces:
             patch["interfaces"] = interfaces
+        if bridges is not None and (status.get("bridges") or {}) != bridges:
+            patch["bridges"] = bridges or None  # merge patch: null removes the field
         if sync_status is not None and status.get("syncStatus") != sync_status:
             patch["syncStatus"] = sync_status
         if last_sync_error is not KEEP and (status.get("lastSyncError") or "") != (last_sync_error or ""):

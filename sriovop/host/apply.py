@@ -45,6 +45,10 @@ class ApplyOptions:
     default_mtu: int = 1500
     #: Configure PFs concurrently (the parallelNicConfig feature gate).
     parallel: bool = False
+    #: Create/update/remove the OVS bridges of spec.bridges (manageSoftwareBridges, --manage-software-bridges).
+    manage_software_bridges: bool = False
+    #: OVSDB socket (`unix:<path>`); empty means `<host root>/var/run/openvswitch/db.sock`.
+    ovsdb_socket: str = ""
 
 
 @dataclass
@@ -62,6 +66,8 @@ class Applier:
         self.drivers = Drivers(host.paths, host.io, self.options.write_timeout)
         self.udev = UdevRules(host.paths, host.discovery_options.supported)
         self.switchdev = host.switchdev
+        #: Called with a PF address before its eSwitch mode changes (detach it from a managed bridge).
+        self.before_mode_change: Callable[[str], None] | None = None
 
     # --- entry points -------------------------------------------------------------------------
     def apply(
@@ -201,6 +207,9 @@ class Applier:
             run(S.WAIT_VFS, lambda: self._wait_vfs(pf, want))
             return
         if mode != LEGACY:
+            if self.before_mode_change is not None:
+                hook = self.before_mode_change
+                run(S.DETACH_OVS_UPLINK, lambda: hook(pf))
             run(S.UNBIND_VFS, lambda: self._unbind_all_vfs(pf))
             run(S.SET_ESWITCH_MODE, lambda: eswitch.set_eswitch_mode(pf, LEGACY))
         run(S.CLEAR_NUMVFS, lambda: self._write_numvfs(pf, 0))

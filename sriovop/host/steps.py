@@ -38,6 +38,8 @@ UNBIND_VFS: Final = "unbind-vfs"
 DELETE_VDPA: Final = "delete-vdpa"
 CREATE_VDPA: Final = "create-vdpa"
 RELOAD_UDEV: Final = "reload-udev-rules"
+DETACH_OVS_UPLINK: Final = "detach-ovs-uplink"
+CONFIGURE_OVS_BRIDGE: Final = "configure-ovs-bridge"
 FIND_PF: Final = "find-pf"
 
 #: The steps every owned PF goes through, in order (VF steps repeat per VF).
@@ -48,7 +50,7 @@ APPLY_STEPS: Final = (
 RESET_STEPS: Final = (RESET_NUMVFS, RESTORE_MTU, REMOVE_RECORD)
 #: Steps only some specs reach (switchdev: offload, eswitch mode, vDPA, representor renames).
 OTHER_STEPS: Final = (SET_ESWITCH_MODE, CHECK_EXTERNAL, FIND_PF, ENABLE_TC_OFFLOAD, SET_FLOW_STEERING,
-                      UNBIND_VFS, DELETE_VDPA, CREATE_VDPA, RELOAD_UDEV)
+                      UNBIND_VFS, DELETE_VDPA, CREATE_VDPA, RELOAD_UDEV, DETACH_OVS_UPLINK, CONFIGURE_OVS_BRIDGE)
 
 CRASH_ENV: Final = "SRIOVOP_CRASH_AT_STEP"
 

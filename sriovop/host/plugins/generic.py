@@ -2,6 +2,9 @@
 
 The decision itself is `sriovop.host.decision.decide` (pure, shared with `sriovop plan`); this plugin
 feeds it the host's facts.
+Software bridges (manageSoftwareBridges): spec.bridges differing from the managed bridges OVS has drains
+(upstream), drifts, and is applied after the SR-IOV configuration; a spec with bridges on a daemon that
+does not manage them fails at `configure-ovs-bridge` instead of being ignored.
 """
 
 from __future__ import annotations
@@ -10,9 +13,12 @@ from typing import Any
 
 import structlog
 
+from sriovop.host import steps as S
 from sriovop.host.apply import Applier, ApplyOptions, ApplyResult
 from sriovop.host.decision import decide, missing_kernel_args
+from sriovop.host.errors import ApplyError
 from sriovop.host.host import Host
+from sriovop.host.ovs import OvsBridges, normalise
 from sriovop.host.plan import need_to_update_sriov
 from sriovop.host.plugins.base import Decision, spec_interfaces, status_interfaces
 from sriovop.host.steps import StepHook
@@ -26,8 +32,19 @@ class GenericPlugin:
     def __init__(self, host: Host, *, hook: StepHook | None = None, options: ApplyOptions | None = None) -> None:
         self.host = host
         self.applier = Applier(host, hook=hook, options=options)
+        self.hook = hook
         self.desired: dict[str, Any] | None = None
         self.last_result: ApplyResult | None = None
+        opts = options or ApplyOptions()
+        self.bridges = OvsBridges(host.paths, opts.ovsdb_socket or None) if opts.manage_software_bridges else None
+        if self.bridges is not None:
+            self.applier.before_mode_change = self.bridges.detach_uplink
+
+    def bridges_changed(self, node_state: dict[str, Any]) -> bool:
+        """spec.bridges.ovs differs from status.bridges.ovs (what OVS has for the managed bridges)."""
+        if self.bridges is None:
+            return False
+        return _bridges(node_state.get("spec")) != _bridges(node_state.get("status"))
 
     def missing_kernel_args(self, node_state: dict[str, Any]) -> list[str]:
         return missing_kernel_args(spec_interfaces(node_state), self.host.facts())
@@ -37,7 +54,10 @@ class GenericPlugin:
         result = decide(spec_interfaces(node_state), status_interfaces(node_state), self.host.facts())
         for reason in result.drain_reasons:
             log.info("drain needed", reason=reason)
-        return Decision(drain=result.drain, reboot=result.reboot)
+        bridges = self.bridges_changed(node_state)
+        if bridges:
+            log.info("drain needed", reason="spec.bridges differs from the managed OVS bridges")
+        return Decision(drain=result.drain or bridges, reboot=result.reboot)
 
     def check_status_changes(self, node_state: dict[str, Any]) -> bool:
         by_pci = {s["pciAddress"]: s for s in status_interfaces(node_state)}
@@ -45,6 +65,8 @@ class GenericPlugin:
             status = by_pci.get(spec["pciAddress"])
             if status is None or need_to_update_sriov(spec, status):
                 return True
+        if self.bridges_changed(node_state):
+            return True
         return bool(self.missing_kernel_args(node_state))
 
     def apply(self) -> None:
@@ -52,3 +74,32 @@ class GenericPlugin:
             return
         # Fresh discovery: the drain handshake may have taken minutes since on_node_state_change.
         self.last_result = self.applier.apply(spec_interfaces(self.desired))
+        self.apply_bridges(_bridges(self.desired.get("spec")))
+
+    def apply_bridges(self, desired: list[dict[str, Any]]) -> None:
+        first_pf = next((u.get("pciAddress", "") for b in desired for u in b.get("uplinks") or []), "")
+        if self.bridges is None:
+            if desired:
+                raise ApplyError(first_pf, S.CONFIGURE_OVS_BRIDGE, "spec.bridges is set but this daemon does not "
+                                 "manage software bridges (feature gate manageSoftwareBridges, flag "
+                                 "--manage-software-bridges)")
+            return
+        for conf in desired:  # one bridge at a time, so the error names its uplink PF
+            pf = next((u.get("pciAddress", "") for u in conf.get("uplinks") or []), "")
+            if self.hook is not None:
+                self.hook(S.CONFIGURE_OVS_BRIDGE, pf)
+            try:
+                self.bridges.configure_one(conf)
+            except OSError as e:
+                raise ApplyError(pf, S.CONFIGURE_OVS_BRIDGE, f"bridge {conf.get('name')}: {e.strerror or e}",
+                                 errno=e.errno) from e
+        try:
+            self.bridges.remove_unwanted({str(b["name"]) for b in desired})
+        except OSError as e:
+            raise ApplyError(first_pf, S.CONFIGURE_OVS_BRIDGE, f"removing managed bridges: {e.strerror or e}",
+                             errno=e.errno) from e
+
+
+def _bridges(part: Any) -> list[dict[str, Any]]:
+    ovs = ((part or {}).get("bridges") or {}).get("ovs") or []
+    return sorted((normalise(b) for b in ovs), key=lambda b: str(b.get("name")))
