@@ -58,8 +58,10 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
               help="How long to wait for a VF's netdev after binding its driver.")
 @click.option("--use-systemd-service", is_flag=True, default=False, hidden=True,
               help="Accepted for DaemonSet compatibility; systemd mode is not implemented (daemon mode is used).")
-@click.option("--parallel-nic-config", is_flag=True, default=False, hidden=True,
-              help="Accepted for DaemonSet compatibility; PFs are configured one at a time.")
+@click.option("--parallel-nic-config", is_flag=True, default=False,
+              help="Configure the PFs of this node concurrently and report every failing PF (upstream's flag; "
+                   "the operator adds it with the parallelNicConfig feature gate). Default: one PF at a time, "
+                   "stopping at the first failure.")
 @click.option("--manage-software-bridges", is_flag=True, default=False,
               help="Create, update and remove the OVS bridges of spec.bridges and report status.bridges "
                    "(the operator passes it with the manageSoftwareBridges feature gate).")
@@ -112,7 +114,7 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
         hook = crash_hook_from_env()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    for flag, given in (("--use-systemd-service", use_systemd_service), ("--parallel-nic-config", parallel_nic_config)):
+    for flag, given in (("--use-systemd-service", use_systemd_service),):
         if given:
             log.warning("flag accepted but not implemented; ignoring it", flag=flag)
     try:
@@ -127,7 +129,7 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
                                        vf_poll_interval=min(1.0, vf_wait_timeout / 20),
                                        netdev_wait_timeout=netdev_wait_timeout,
                                        manage_software_bridges=manage_software_bridges,
-                                       ovsdb_socket=ovs_socket_path),
+                                       ovsdb_socket=ovs_socket_path, parallel=parallel_nic_config),
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None

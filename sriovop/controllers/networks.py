@@ -22,7 +22,9 @@ Behaviour (upstream's generic network controller, HEAD):
 - a missing target namespace gives Ready=False NamespaceNotFound and no requeue: the namespace's
   creation requeues the network;
 - an existing NAD whose owner-ref annotation names another object is never touched (Ready=False);
-- Ready=True NetworkReady once the NAD matches. Conditions go through server-side apply; transitions
+- Ready=True NetworkReady once the NAD matches; a spec upstream admits but that cannot work as written
+  (empty resourceName, capabilities that are not an object of booleans) still gets its NAD, with
+  Ready=False NetworkSpecInvalid naming the field. Conditions go through server-side apply; transitions
   are recorded as Events.
 Improvements: the old NAD is deleted on a move only if it is ours (upstream deletes whatever has that
 name), and a spec that renders invalid JSON is reported on the condition instead of retried forever.
@@ -37,6 +39,7 @@ import structlog
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION as NAD
+from sriovop.api.v1.networkproblems import REASON_NETWORK_SPEC_INVALID, network_spec_problems
 from sriovop.controllers.ready_condition import Recorder, set_ready
 from sriovop.render.nad import RenderError, owner_ref_annotation, render_nad, target_namespace
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
@@ -264,7 +267,7 @@ class NetworkReconciler:
         annotations = network["metadata"].get("annotations") or {}
         if annotations.get(consts.LAST_NETWORK_NAMESPACE_ANNOTATION) != target:
             network = self._annotate(network, target)
-        self._ready(network, True, consts.REASON_NETWORK_READY, "NetworkAttachmentDefinition is provisioned")
+        self._provisioned(network)
         return None
 
     def _update(self, network: Mapping[str, Any], current: Mapping[str, Any],
@@ -289,8 +292,18 @@ class NetworkReconciler:
         annotations = network["metadata"].get("annotations") or {}
         if annotations.get(consts.LAST_NETWORK_NAMESPACE_ANNOTATION) != meta.get("namespace"):
             network = self._annotate(network, meta.get("namespace"))
-        self._ready(network, True, consts.REASON_NETWORK_READY, "NetworkAttachmentDefinition is provisioned")
+        self._provisioned(network)
         return None
+
+    def _provisioned(self, network: Mapping[str, Any]) -> None:
+        """Ready=True, unless the spec has a problem upstream admits (then Ready=False naming it: the
+        NAD exists as upstream would render it, but pods using it would not get what they ask for)."""
+        problems = network_spec_problems(network.get("spec") or {})
+        if problems:
+            self._ready(network, False, REASON_NETWORK_SPEC_INVALID,
+                        "NetworkAttachmentDefinition is provisioned, but " + "; ".join(problems))
+            return
+        self._ready(network, True, consts.REASON_NETWORK_READY, "NetworkAttachmentDefinition is provisioned")
 
     def _ready(self, network: Mapping[str, Any], ready: bool, reason: str, message: str) -> None:
         try:

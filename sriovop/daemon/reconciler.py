@@ -28,6 +28,7 @@ from sriovop.daemon.deviceplugin import DevicePluginPods
 from sriovop.daemon.generation import AppliedGeneration
 from sriovop.daemon.handshake import DrainStep, decide_drain
 from sriovop.daemon.hostref import HostRef
+from sriovop.daemon.nodelabel import FG_LABEL_SRIOV_CAPABLE_NODES, NodeLabeler
 from sriovop.daemon.reboot import Rebooter
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annotations_of
@@ -71,6 +72,7 @@ class NodeStateReconciler:
         self.status = StatusWriter(client, settings.namespace, settings.node_name, recorder)
         self.drain = DrainAnnotator(client, settings.namespace, settings.node_name)
         self.generations = AppliedGeneration(hosts.paths.state_dir)
+        self.node_labels = NodeLabeler(client, settings.node_name)
         self.device_plugin = device_plugin or DevicePluginPods(
             client, settings.namespace, settings.node_name, timeout=settings.device_plugin_wait_timeout,
             interval=settings.device_plugin_poll_interval)
@@ -102,6 +104,8 @@ class NodeStateReconciler:
         host = self._host(state)
         interfaces = self._discover(host, state)
         self._publish_facts(host, state)
+        if self.live.gate(FG_LABEL_SRIOV_CAPABLE_NODES):
+            self.node_labels.sync(interfaces)
         bridges = self._bridges(host)
         view = {"metadata": meta, "spec": state.get("spec") or {},
                 "status": {"interfaces": interfaces, "bridges": bridges or {}}}

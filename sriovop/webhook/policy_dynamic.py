@@ -44,9 +44,15 @@ def interface_unselected_reason(
     selector: Mapping[str, Any] | None = None, explain: bool = True,
 ) -> str | None:
     """None when the policy selects this NodeState interface (selector match and a supported model);
-    otherwise why not (or just "" when `explain` is off: building reasons is the costly part)."""
+    otherwise why not (or just "" when `explain` is off: building reasons is the costly part).
+
+    `selector` defaults to the whole nicSelector, netFilter included (what the policy controller
+    selects). The webhook passes `webhook_selector(...)` instead: upstream's webhook (validateNicModel)
+    leaves netFilter out of its match, so a netFilter-only policy selects every supported PF of the
+    selected nodes, and an empty `selector` matches every interface.
+    """
     selector = p.nic.as_dict() if selector is None else selector
-    if not nic_selector_matches(selector, iface):
+    if selector and not nic_selector_matches(selector, iface):
         return explain_mismatch(selector, iface) if explain else ""
     vendor, device = loose_str(iface.get("vendor")), loose_str(iface.get("deviceID"))
     if dev_mode or nics.is_supported_model(vendor, device):
@@ -61,6 +67,11 @@ def interface_unselected_reason(
     ):
         return None
     return f"vendor/device {vendor}/{device} is not in the supported NIC list" if explain else ""
+
+
+def webhook_selector(selector: Mapping[str, Any]) -> dict[str, Any]:
+    """The selector fields upstream's webhook matches on (all set fields but netFilter)."""
+    return {k: v for k, v in selector.items() if k != "netFilter" and v}
 
 
 def check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> None:
@@ -122,7 +133,7 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
     for peer in peers:
         groups.setdefault(peer.selector_key, []).append(peer)
     mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
-    selector = p.nic.as_dict()
+    selector = webhook_selector(p.nic.as_dict())
     nics = view.supported_nics()
     selected = False
     reasons: list[str] = []

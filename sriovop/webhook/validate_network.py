@@ -1,8 +1,16 @@
 """SriovNetwork, SriovIBNetwork and OVSNetwork validation.
 
 The raw-JSON fields are pasted into the NetworkAttachmentDefinition's CNI config, so a value that is
-not the JSON it claims to be would produce a NAD that every pod fails on much later; it is rejected
-here, at the moment the user can still see why.
+not JSON at all would produce a NAD that every pod fails on much later; it is rejected here, at the
+moment the user can still see why. What upstream admits and can still render (an empty
+`resourceName`, `capabilities` that are not an object of booleans) is admitted with a warning and
+reported on the network's Ready condition (`sriovop.api.v1.networkproblems`), so existing YAML keeps
+applying.
+
+Stricter than upstream (whose webhook checks only `networkNamespace`): JSON that does not parse in
+`capabilities`, `ipam` or `metaPlugins`, an `ipam` without a `type`, metaPlugins without a `type`,
+quotes in string fields pasted into the JSON, and out-of-range or unknown enum values the CRD schema
+would also refuse. Each of those can only ever give a NAD that fails every pod.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ import json
 import re
 from typing import Any
 
+from sriovop.api.v1.networkproblems import network_spec_problems
 from sriovop.webhook.admission import AdmissionRequest, Denied, Verdict
 from sriovop.webhook.fields import get_int, get_map, get_str, loose_str
 from sriovop.webhook.settings import WebhookSettings
@@ -37,11 +46,7 @@ def _check_capabilities(spec: dict[str, Any]) -> None:
     text = get_str(spec, "capabilities", "spec.capabilities")
     if not text:
         return
-    caps = _json(text, "spec.capabilities", "capabilities")
-    if not isinstance(caps, dict) or not all(isinstance(v, bool) for v in caps.values()):
-        raise Denied(
-            "spec.capabilities", "capabilities must be a JSON object with boolean values, e.g. '{\"mac\": true}'"
-        )
+    _json(text, "spec.capabilities", "capabilities")  # the shape is a warning (networkproblems)
 
 
 def _check_ipam(spec: dict[str, Any]) -> None:
@@ -138,8 +143,7 @@ def validate_network(request: AdmissionRequest, settings: WebhookSettings) -> Ve
                 f".Spec.NetworkNamespace field can't be specified if the resource is not in the "
                 f"{settings.namespace} namespace (the NAD is created in the network's own namespace, {namespace})",
             )
-        if not get_str(spec, "resourceName", "spec.resourceName"):
-            raise Denied("spec.resourceName", "is required and must not be empty")
+        get_str(spec, "resourceName", "spec.resourceName")
         _check_capabilities(spec)
         _check_ipam(spec)
         _check_meta_plugins(spec)
@@ -153,4 +157,4 @@ def validate_network(request: AdmissionRequest, settings: WebhookSettings) -> Ve
             _check_ovs_fields(spec)
     except Denied as denied:
         return Verdict.deny(request, denied)
-    return Verdict.allow()
+    return Verdict.allow(warnings=network_spec_problems(spec))

@@ -193,3 +193,30 @@ def test_network_outside_operator_namespace(api: Client, namespace: str, other_n
     # no finalizer here and no garbage collector in this test cluster: the NAD still goes with its network
     api.delete(SRIOV_NETWORK, "local", other_namespace)
     wait_for(lambda: gone(api, NAD, "local", other_namespace), what="NAD of the deleted network removed")
+
+
+@pytest.mark.parametrize(("kind", "spec", "fragment"), [
+    (SRIOV_NETWORK, {"resourceName": ""}, "spec.resourceName: is empty"),
+    (SRIOV_IB_NETWORK, {"capabilities": '{"infinibandGUID": "yes"}'}, "spec.capabilities: should be a JSON object"),
+    (OVS_NETWORK, {"capabilities": "[1]"}, "spec.capabilities: should be a JSON object"),
+])
+def test_spec_upstream_admits_gets_its_nad_and_a_not_ready_condition(
+        api: Client, namespace: str, kind: Kind, spec: dict[str, Any], fragment: str) -> None:
+    """What upstream renders is rendered (existing YAML keeps working); Ready says what is wrong, and
+    fixing the spec turns it Ready."""
+    create_network(api, kind, namespace, "odd", **spec)
+    nad = wait_for(lambda: api.get(NAD, "odd", namespace), what="the NAD")
+    if "capabilities" in spec:
+        assert nad_config(api, namespace, "odd")["capabilities"] == json.loads(spec["capabilities"])
+    else:
+        assert nad["metadata"]["annotations"][consts.NAD_RESOURCE_NAME_ANNOTATION] == "openshift.io/"
+    cond = wait_for(lambda: (c := ready(api, kind, namespace, "odd")) and c["status"] == "False" and c,
+                    what="Ready=False")
+    assert cond["reason"] == "NetworkSpecInvalid"
+    assert fragment in cond["message"], cond["message"]
+    cr = api.get(kind, "odd", namespace)
+    cr["spec"].update(resourceName="fixed", capabilities='{"mac": true}')
+    api.update(kind, cr)
+    cond = wait_for(lambda: (c := ready(api, kind, namespace, "odd")) and c["status"] == "True" and c,
+                    what="Ready=True after the fix")
+    assert cond["reason"] == "NetworkReady"

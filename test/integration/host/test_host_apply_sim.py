@@ -319,6 +319,27 @@ def test_sequential_stops_at_first_failure_parallel_reports_all(tmp_path: Path, 
         assert configured_b == 0
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_parallel_nic_config_configures_pfs_at_the_same_time(tmp_path: Path, parallel: bool) -> None:
+    """Simulated SR-IOV host: with parallelNicConfig a PF starts before another one's slow numvfs
+    write finished; without it, each PF's steps run after the previous PF's last step."""
+    events: list[tuple[str, str]] = []
+    with sim_host(tmp_path, ["xxv710"]) as (sim, host):
+        a, b = host.discover()
+        for pf in (a, b):
+            sim.fault(pf["pciAddress"], numvfs_write_delay=1.0)
+        options = FAST.__class__(**{**FAST.__dict__, "parallel": parallel})
+        result = applier(host, options=options, hook=lambda step, pf: events.append((step, pf))).apply(
+            [spec(a, 2), spec(b, 2)])
+        assert sorted(result.configured) == sorted([a["pciAddress"], b["pciAddress"]])
+        assert all(pf_status(host, p["pciAddress"])["numVfs"] == 2 for p in (a, b))
+    order = [pf for _step, pf in events]
+    first_b, last_a = order.index(b["pciAddress"]), len(order) - 1 - order[::-1].index(a["pciAddress"])
+    first_a, last_b = order.index(a["pciAddress"]), len(order) - 1 - order[::-1].index(b["pciAddress"])
+    interleaved = first_b < last_a and first_a < last_b
+    assert interleaved is parallel, order
+
+
 def test_externally_managed_pf_is_checked_not_created(tmp_path: Path) -> None:
     with sim_host(tmp_path, ["xxv710:1"]) as (_sim, host):
         pf0 = host.discover()[0]

@@ -126,8 +126,8 @@ DENIED: list[tuple[str, str, str, str, dict[str, Any], str, str]] = [
      "spec.networkNamespace", "can't be specified"),
     ("net-ipam", "SriovNetwork", "op", "net", {"resourceName": "x", "ipam": "{'type': 'dhcp'}"}, "spec.ipam",
      "must be valid JSON"),
-    ("net-caps", "SriovNetwork", "op", "net", {"resourceName": "x", "capabilities": "[true]"}, "spec.capabilities",
-     "boolean values"),
+    ("net-caps", "SriovNetwork", "op", "net", {"resourceName": "x", "capabilities": "{mac: true}"},
+     "spec.capabilities", "must be valid JSON"),
     ("net-meta", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"sysctl": {}}'},
      "spec.metaPlugins", '"type" field'),
     ("net-logfile", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": "a\\b"}, "spec.logFile",
@@ -173,6 +173,9 @@ ALLOWED: list[tuple[str, str, str, str, dict[str, Any]]] = [
                                           "ipam": '{"type": "host-local", "subnet": "10.1.0.0/24"}'}),
     ("net-apps", "SriovNetwork", "apps", "net", {"resourceName": "x"}),
     ("ovsnet", "OVSNetwork", "apps", "net", {"resourceName": "x", "bridge": "br-phy"}),
+    # Upstream admits these; they get an admission warning and a Ready=False condition instead.
+    ("net-empty-resource", "SriovNetwork", "op", "net", {"resourceName": ""}),
+    ("ibnet-caps-not-bools", "SriovIBNetwork", "apps", "net", {"resourceName": "x", "capabilities": "[true]"}),
 ]
 
 

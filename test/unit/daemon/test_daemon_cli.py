@@ -37,3 +37,30 @@ def test_node_name_from_environment(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["config-daemon", "--host-root", str(tmp_path), "--kubeconfig",
                                        str(tmp_path / "none")], env={"NODE_NAME": "from-env"})
     assert "--node-name is required" not in result.output and "does not exist" in result.output
+
+
+@pytest.mark.parametrize(("flags", "parallel"), [([], False), (["--parallel-nic-config"], True)])
+def test_parallel_nic_config_flag_reaches_the_applier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      flags: list[str], parallel: bool) -> None:
+    """The operator renders --parallel-nic-config with the parallelNicConfig gate; the daemon honours it."""
+    import sriovop.daemon.app as app
+
+    seen: list[object] = []
+
+    class FakeDaemon:
+        def __init__(self, settings: object, *_args: object, **_kw: object) -> None:
+            seen.append(settings)
+
+        def run(self, _stop: object) -> None:
+            return None
+
+    monkeypatch.setattr(app, "Daemon", FakeDaemon)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "users: [{name: u, user: {token: t}}]\n"
+                          "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n")
+    result = CliRunner().invoke(main, ["config-daemon", "--node-name", "n", "--host-root", str(tmp_path),
+                                       "--kubeconfig", str(kubeconfig), *flags])
+    assert result.exit_code == 0, result.output
+    assert "not implemented" not in result.output
+    assert len(seen) == 1 and seen[0].apply_options.parallel is parallel  # type: ignore[attr-defined]

@@ -109,12 +109,11 @@ NET_DENIALS = [
      "can't be specified"),
     ("OVSNetwork", "user-ns", {"resourceName": "x", "networkNamespace": "other"}, "spec.networkNamespace",
      "can't be specified"),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": ""}, "spec.resourceName", "must not be empty"),
+    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": '{"mac": tru'}, "spec.capabilities",
+     "must be valid JSON"),
     ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "ipam": "{not json"}, "spec.ipam", "must be valid JSON"),
     ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "ipam": '{"subnet": "10.0.0.0/24"}'}, "spec.ipam",
      '"type" field'),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": '{"mac": "yes"}'}, "spec.capabilities",
-     "boolean values"),
     ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "metaPlugins": '{"type": "tuning"}, {"sysctl": {}}'},
      "spec.metaPlugins", 'metaPlugins[1] must contain a non-empty string "type"'),
     ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "logFile": '/tmp/a"b'}, "spec.logFile",
@@ -151,7 +150,31 @@ def test_network_denials(kind: str, ns: str, spec: dict[str, Any], field: str, f
     ("OVSNetwork", "user-ns", {"resourceName": "x", "bridge": "br-0000_00_03.0", "interfaceType": "netdev"}),
 ])
 def test_networks_allowed(kind: str, ns: str, spec: dict[str, Any]) -> None:
-    assert call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, ns)))["allowed"] is True
+    response = call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, ns)))
+    assert response["allowed"] is True
+    assert "warnings" not in response
+
+
+NET_WARNINGS = [
+    # Upstream admits these (its webhook checks only networkNamespace): admitted, with a warning.
+    ("SriovNetwork", {"resourceName": ""}, ["spec.resourceName: is empty"]),
+    ("SriovIBNetwork", {"resourceName": "  "}, ["spec.resourceName: is empty"]),
+    ("SriovNetwork", {"resourceName": "x", "capabilities": '{"mac": "yes"}'}, ["spec.capabilities: should be"]),
+    ("OVSNetwork", {"resourceName": "x", "capabilities": '["mac"]'}, ["spec.capabilities: should be"]),
+    ("SriovNetwork", {"resourceName": "", "capabilities": "true"},
+     ["spec.resourceName: is empty", "spec.capabilities: should be"]),
+]
+
+
+@pytest.mark.parametrize(("kind", "spec", "fragments"), NET_WARNINGS, ids=[str(i) for i in range(len(NET_WARNINGS))])
+def test_networks_upstream_admits_are_allowed_with_warnings(kind: str, spec: dict[str, Any],
+                                                           fragments: list[str]) -> None:
+    response = call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, OPERATOR_NS)))
+    assert response["allowed"] is True, response
+    warnings = response.get("warnings") or []
+    assert len(warnings) == len(fragments), warnings
+    for warning, fragment in zip(warnings, fragments, strict=True):
+        assert warning.startswith(fragment), warnings
 
 
 # --- defaulting ----------------------------------------------------------------------------------

@@ -144,6 +144,18 @@ def test_virtual_platform_accepts_vf_model_with_equal_net_filter() -> None:
                   "no supported NIC")
 
 
+def test_net_filter_only_policy_on_a_node_with_supported_pfs_is_admitted_like_upstream() -> None:
+    """Upstream's webhook leaves netFilter out of its NIC match: the policy selects the node's supported
+    PFs (the device-plugin config then narrows it to PFs whose status netFilter matches)."""
+    pf = iface("ens1f0", "0000:01:00.0", "8086", "158a", totalvfs=64)
+    view = StaticClusterView([node("w")], [node_state("w", [pf])], nics=NICS)
+    response = judge(policy(nicSelector={"netFilter": "openstack/NetworkID:3f1c"}, numVfs=4), view)
+    assert response["allowed"] is True, response
+    # ...and the selected PFs are judged like any selected PF (Intel: numVfs <= totalvfs).
+    assert_denied(judge(policy(nicSelector={"netFilter": "openstack/NetworkID:3f1c"}, numVfs=65), view),
+                  "spec.numVfs", "exceed the maximum allowed value(64)")
+
+
 def test_zero_vfs_on_a_selected_nic() -> None:
     assert_denied(judge(policy(numVfs=0)), "spec.numVfs", "numVfs(0) in CR p1 is not allowed")
 
