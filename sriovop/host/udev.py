@@ -11,6 +11,8 @@ the host root, so the simulated host gets them too and tests can read and run th
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 from sriovop.host.nics import SupportedNics
@@ -60,7 +62,8 @@ class UdevRules:
         except OSError:
             pass
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
+        # PFs configured in parallel install it at once: each writer renames its own temporary file.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(DISABLE_NM_HELPER)
         tmp.chmod(0o755)
         tmp.replace(path)
