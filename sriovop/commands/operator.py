@@ -62,13 +62,20 @@ def _address(value: str) -> str | None:
               help="How long the leader keeps trying to renew before it stops leading.")
 @click.option("--leader-election-retry-period", type=Duration(), default="2s", show_default=True,
               help="Pause between election attempts.")
+@click.option("--webhook-ca-lifetime", envvar="ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME", default=None,
+              help="Self-managed certificates: lifetime of the webhook CA, Go duration (default 168h); "
+                   "rotated at 80% of it.")
+@click.option("--webhook-cert-lifetime", envvar="ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME", default=None,
+              help="Self-managed certificates: lifetime of each webhook serving certificate, Go duration "
+                   "(default 24h, at most the CA's); renewed at 80% of it.")
 @click.option("--graceful-shutdown-timeout", type=Duration(), default="30s", show_default=True,
               help="How long controllers get to finish their work on shutdown.")
 def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfig: str | None,
             namespace: str | None, log_level: str, log_format: str, leader_elect: bool, leader_election_id: str,
             leader_election_namespace: str | None, leader_election_identity: str | None,
             leader_election_lease_duration: float, leader_election_renew_deadline: float,
-            leader_election_retry_period: float, graceful_shutdown_timeout: float) -> None:
+            leader_election_retry_period: float, webhook_ca_lifetime: str | None, webhook_cert_lifetime: str | None,
+            graceful_shutdown_timeout: float) -> None:
     """Run the operator: networks → NADs, policies → NodeStates and device-plugin config, operator
     config → DaemonSets and webhooks, pool configs, and node drains.
 
@@ -77,6 +84,12 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
     (SRIOV_NETWORK_CONFIG_DAEMON_IMAGE, SRIOV_DEVICE_PLUGIN_IMAGE, SRIOV_CNI_IMAGE,
     SRIOV_INFINIBAND_CNI_IMAGE, OVS_CNI_IMAGE, RDMA_CNI_IMAGE, SRIOV_NETWORK_WEBHOOK_IMAGE,
     NETWORK_RESOURCES_INJECTOR_IMAGE), SRIOV_CNI_BIN_PATH, IMAGE_PULL_SECRETS.
+
+    Webhook certificates: CLUSTER_TYPE=openshift uses OpenShift's service CA,
+    ADMISSION_CONTROLLERS_CERTIFICATES_CERT_MANAGER_ENABLED=true cert-manager,
+    ADMISSION_CONTROLLERS_CERTIFICATES_{OPERATOR,INJECTOR}_CA_CRT (base64 PEM) Secrets you provide;
+    otherwise the operator creates and rotates a CA and the serving certificates itself (CA Secret
+    ADMISSION_CONTROLLERS_CERTIFICATES_CA_SECRET_NAME, default sriov-network-operator-webhook-ca).
 
     SIGTERM/SIGINT: stop, remove the finalizer from SriovNetworks in the operator namespace, set the
     operator's webhooks to failurePolicy Ignore, exit 0. A failing manager: the same cleanup, exit 1.
@@ -92,7 +105,8 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
     from sriovop.runtime.leaderelection import LeaderElectionConfig, default_identity
 
     try:
-        settings = OperatorSettings.from_env(namespace)
+        settings = OperatorSettings.from_env(namespace, webhook_ca_lifetime=webhook_ca_lifetime,
+                                             webhook_cert_lifetime=webhook_cert_lifetime)
     except OperatorSettingsError as exc:
         raise click.ClickException(str(exc)) from None
     election = ElectionOptions(

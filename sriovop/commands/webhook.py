@@ -30,6 +30,9 @@ log = lazy_logger(__name__)
               help="Lowest TLS version accepted (env TLS_MIN_VERSION).  [default: VersionTLS12]")
 @click.option("--tls-cipher-suites", default=lambda: os.environ.get("TLS_CIPHER_SUITES") or None,
               help="OpenSSL cipher list for TLS 1.2 connections (env TLS_CIPHER_SUITES).")
+@click.option("--tls-reload-interval", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True,
+              help="Seconds between checks of the certificate files; a changed certificate (rotation) is "
+                   "loaded without a restart.")
 @kubeconfig_option
 @click.option("--namespace", default=None, help="Operator namespace (default: $NAMESPACE).")
 @click.option("--cache/--no-cache", default=False, show_default=True,
@@ -37,8 +40,8 @@ log = lazy_logger(__name__)
                    "(faster; a write may be unseen for a few milliseconds).")
 @log_options()
 def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, tls_min_version: str,
-            tls_cipher_suites: str | None, kubeconfig: str | None, namespace: str | None, cache: bool,
-            log_level: str, log_format: str) -> None:
+            tls_cipher_suites: str | None, tls_reload_interval: float, kubeconfig: str | None,
+            namespace: str | None, cache: bool, log_level: str, log_format: str) -> None:
     """Serve the admission webhooks over HTTPS.
 
     Routes: /mutating-custom-resource (policy defaults), /validating-custom-resource (policies, operator
@@ -94,7 +97,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     tune_process()
-    reloader = CertReloader(ssl_context, tls_cert_file, tls_private_key_file)
+    reloader = CertReloader(ssl_context, tls_cert_file, tls_private_key_file, interval=tls_reload_interval)
     reloader.start()
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)

@@ -3,7 +3,8 @@
 Which manager hosts what (wired in sriovop/operator/app.py):
 - namespaced manager (operator namespace + Nodes): `node_policy.NodePolicyReconciler`,
   `operator_config.OperatorConfigReconciler`, `pool_config.PoolConfigReconciler`,
-  `drain.DrainReconciler` (reads Nodes, NodeStates and pools uncached);
+  `drain.DrainReconciler` (reads Nodes, NodeStates and pools uncached), and in the self-managed
+  certificate mode `webhook_certs.WebhookCertReconciler` (the webhooks' CA and serving certificates);
 - cluster-wide manager: `networks.NetworkReconciler`, once per network kind, with the
   `spec.networkNamespace` field index.
 

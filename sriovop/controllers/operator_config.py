@@ -2,7 +2,7 @@
 
 Only the object named `default` in the operator namespace is honoured (others are ignored, as
 upstream does). Each reconcile, in upstream's order: the operator's log level from `spec.logLevel`;
-the webhooks (Deployment, Service and admission configurations, each pair deleted when its `enable…`
+the webhooks (DaemonSet, Service and admission configurations, each pair deleted when its `enable…`
 flag is off); the config-daemon DaemonSet (`configDaemonNodeSelector`); the device-plugin DaemonSet.
 Objects are rendered by sriovop.render and applied create-or-merge-update (controllers/apply.py).
 A finalizer makes sure that deleting the config also removes the admission configurations, which are
@@ -12,9 +12,6 @@ cluster-scoped and so cannot be garbage-collected through an ownerReference. The
 
 from __future__ import annotations
 
-import base64
-import binascii
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,13 +21,13 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.controllers.apply import apply_object, delete_object
 from sriovop.controllers.ready_condition import Recorder, set_ready
+from sriovop.controllers.webhook_certs.settings import CertMode, CertSettings
 from sriovop.render import webhook_configs, workloads
 from sriovop.render.settings import RenderSettings
 from sriovop.runtime.controller import Controller, Request, Result
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import (
     DAEMON_SET,
-    DEPLOYMENT,
     MUTATING_WEBHOOK_CONFIGURATION,
     SERVICE,
     VALIDATING_WEBHOOK_CONFIGURATION,
@@ -41,9 +38,6 @@ log = structlog.get_logger(__name__)
 CONTROLLER_NAME = "sriovoperatorconfig"
 #: Upstream's ResyncPeriod.
 RESYNC_PERIOD = 300.0
-#: Base64 PEM CA bundles for the webhook configurations when no cert-manager/service-ca injects them.
-ENV_OPERATOR_WEBHOOK_CA = "ADMISSION_CONTROLLERS_CERTIFICATES_OPERATOR_CA_CRT"
-ENV_INJECTOR_CA = "ADMISSION_CONTROLLERS_CERTIFICATES_INJECTOR_CA_CRT"
 
 #: `spec.logLevel` (0 basic .. 2 everything) → our level names.
 LOG_LEVELS = {0: "info", 1: "debug", 2: "debug"}
@@ -54,16 +48,6 @@ WEBHOOK_CONFIGURATIONS = (
     (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
     (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME),
 )
-
-
-def _ca_from_env(name: str, env: Mapping[str, str]) -> bytes | None:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        return base64.b64decode(raw, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"environment variable {name} must be a base64-encoded PEM CA bundle: {exc}") from exc
 
 
 def _owned_by_default(obj: Mapping[str, Any]) -> bool:
@@ -78,18 +62,23 @@ class OperatorConfigReconciler:
     ```
     `writer` reads and writes the rendered objects on the server (fresh reads keep updates from
     conflicting with a lagging cache); `reader` (the manager's cached client) reads the config itself.
+    `certs` says who provides the webhooks' certificates (webhook_certs/settings.py). In the
+    self-managed mode the configurations are rendered without `caBundle` (an update keeps the live
+    one) and `on_webhooks_applied` tells the certificate controller to write it.
     """
 
     def __init__(self, writer: Any, reader: Any, namespace: str, settings: RenderSettings,
                  recorder: Recorder | None = None, *, set_log_level: Callable[[str], None] | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 certs: CertSettings | None = None,
+                 on_webhooks_applied: Callable[[], None] | None = None) -> None:
         self.writer = writer
         self.reader = reader
         self.namespace = namespace
         self.settings = settings
         self.recorder = recorder
         self.set_log_level = set_log_level
-        self.env = os.environ if env is None else env
+        self.certs = certs if certs is not None else CertSettings.from_env()
+        self.on_webhooks_applied = on_webhooks_applied
         self._log_level: str | None = None
 
     def setup(self, manager: Any) -> Controller:
@@ -157,33 +146,57 @@ class OperatorConfigReconciler:
         apply_object(self.writer, DAEMON_SET, workloads.config_daemon_daemonset(self.settings, config), config)
         apply_object(self.writer, DAEMON_SET, workloads.device_plugin_daemonset(self.settings, config), config)
 
+    def _endpoint(self, service: str, ca_bundle: bytes | None) -> webhook_configs.Endpoint:
+        custom = ca_bundle if self.certs.mode == CertMode.CUSTOM else None
+        return webhook_configs.Endpoint.service(service, self.namespace, ca_bundle=custom)
+
+    def _ca_annotations(self, secret: str) -> dict[str, str] | None:
+        """What makes a CA injector fill in caBundle (upstream: cert-manager's Certificate is named
+        like the Secret it writes)."""
+        if self.certs.mode == CertMode.OPENSHIFT:
+            return dict(webhook_configs.OPENSHIFT_INJECT_CABUNDLE)
+        if self.certs.mode == CertMode.CERT_MANAGER:
+            return webhook_configs.cert_manager_ca_from(f"{self.namespace}/{secret}")
+        return None
+
+    def _webhooks_applied(self) -> None:
+        if self.certs.mode == CertMode.SELF_MANAGED and self.on_webhooks_applied is not None:
+            self.on_webhooks_applied()
+
     def _sync_operator_webhook(self, config: Mapping[str, Any], enabled: bool) -> None:
         ns = self.namespace
         if not enabled:
             delete_object(self.writer, VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
             delete_object(self.writer, MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
             delete_object(self.writer, SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, ns)
-            delete_object(self.writer, DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, ns)
+            delete_object(self.writer, DAEMON_SET, workloads.OPERATOR_WEBHOOK_NAME, ns)
             return
-        apply_object(self.writer, DEPLOYMENT, workloads.operator_webhook_deployment(self.settings), config)
-        apply_object(self.writer, SERVICE, workloads.operator_webhook_service(self.settings), config)
-        endpoint = webhook_configs.Endpoint.service(workloads.OPERATOR_WEBHOOK_SERVICE, ns,
-                                                    ca_bundle=_ca_from_env(ENV_OPERATOR_WEBHOOK_CA, self.env))
-        validating, mutating = webhook_configs.operator_webhook_configs(endpoint)
+        openshift = self.certs.mode == CertMode.OPENSHIFT
+        apply_object(self.writer, DAEMON_SET, workloads.operator_webhook_daemonset(self.settings), config)
+        apply_object(self.writer, SERVICE,
+                     workloads.operator_webhook_service(self.settings, openshift_service_ca=openshift), config)
+        endpoint = self._endpoint(workloads.OPERATOR_WEBHOOK_SERVICE, self.certs.operator_webhook_ca)
+        validating, mutating = webhook_configs.operator_webhook_configs(
+            endpoint, annotations=self._ca_annotations(self.settings.operator_webhook_secret))
         apply_object(self.writer, VALIDATING_WEBHOOK_CONFIGURATION, validating)
         apply_object(self.writer, MUTATING_WEBHOOK_CONFIGURATION, mutating)
+        self._webhooks_applied()
 
     def _sync_injector(self, config: Mapping[str, Any], enabled: bool) -> None:
         ns = self.namespace
         if not enabled:
             delete_object(self.writer, MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME)
             delete_object(self.writer, SERVICE, workloads.INJECTOR_SERVICE, ns)
-            delete_object(self.writer, DEPLOYMENT, workloads.INJECTOR_NAME, ns)
+            delete_object(self.writer, DAEMON_SET, workloads.INJECTOR_NAME, ns)
             return
-        apply_object(self.writer, DEPLOYMENT, workloads.injector_deployment(self.settings), config)
-        apply_object(self.writer, SERVICE, workloads.injector_service(self.settings), config)
-        endpoint = webhook_configs.Endpoint.service(workloads.INJECTOR_SERVICE, ns,
-                                                    ca_bundle=_ca_from_env(ENV_INJECTOR_CA, self.env))
+        openshift = self.certs.mode == CertMode.OPENSHIFT
+        apply_object(self.writer, DAEMON_SET, workloads.injector_daemonset(self.settings), config)
+        apply_object(self.writer, SERVICE,
+                     workloads.injector_service(self.settings, openshift_service_ca=openshift), config)
+        endpoint = self._endpoint(workloads.INJECTOR_SERVICE, self.certs.injector_ca)
         match_condition = workloads.feature_gate(config, consts.FG_RESOURCE_INJECTOR_MATCH_CONDITION)
         apply_object(self.writer, MUTATING_WEBHOOK_CONFIGURATION,
-                     webhook_configs.injector_webhook_config(endpoint, match_condition=match_condition))
+                     webhook_configs.injector_webhook_config(
+                         endpoint, match_condition=match_condition,
+                         annotations=self._ca_annotations(self.settings.injector_secret)))
+        self._webhooks_applied()

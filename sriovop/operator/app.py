@@ -2,7 +2,8 @@
 
 Shape (upstream's main.go, plus HA):
 - the **namespaced** manager caches the operator namespace (and the cluster-scoped Nodes) and hosts the
-  policy, operator-config, pool-config and drain controllers; it serves `/metrics` and the probes;
+  policy, operator-config, pool-config and drain controllers, and (self-managed certificate mode)
+  the webhook-certificate controller; it serves `/metrics` and the probes;
 - the **cluster-wide** manager caches the three network kinds in every namespace, indexed by
   `spec.networkNamespace`, and serves nothing;
 - with `--leader-elect`, one Lease gates the controllers of both managers (operator/election.py);
@@ -30,6 +31,7 @@ from sriovop.controllers.networks import NetworkReconciler, register_network_nam
 from sriovop.controllers.node_policy import NodePolicyReconciler
 from sriovop.controllers.operator_config import OperatorConfigReconciler
 from sriovop.controllers.pool_config import PoolConfigReconciler
+from sriovop.controllers.webhook_certs import CertMode, WebhookCertReconciler, default_targets
 from sriovop.logsetup import set_level
 from sriovop.operator.election import SharedElection
 from sriovop.operator.fencing import FencedClient
@@ -125,8 +127,13 @@ class Operator:
         NodePolicyReconciler(mgr.client, mgr.client, ns, nics=nics,
                              stale_delay_minutes=s.stale_node_state_cleanup_delay_minutes, recorder=rec,
                              api_reader=mgr.server_client).setup(mgr)
-        OperatorConfigReconciler(mgr.server_client, mgr.client, ns, s.render, rec,
-                                 set_log_level=set_level).setup(mgr)
+        certs: WebhookCertReconciler | None = None
+        if s.certs.mode == CertMode.SELF_MANAGED:
+            certs = WebhookCertReconciler(mgr.server_client, ns, s.certs,
+                                          default_targets(s.render.operator_webhook_secret, s.render.injector_secret))
+            certs.setup(mgr)
+        OperatorConfigReconciler(mgr.server_client, mgr.client, ns, s.render, rec, set_log_level=set_level,
+                                 certs=s.certs, on_webhooks_applied=certs.trigger if certs else None).setup(mgr)
         PoolConfigReconciler(mgr.client, ns, rec).setup(mgr)
         DrainReconciler(mgr.server_client, ns, Drainer(mgr.server_client, s.resource_prefix), rec).setup(mgr)
         for kind in NETWORK_KINDS:

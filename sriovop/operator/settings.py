@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 
 from sriovop.api.v1 import consts
+from sriovop.controllers.webhook_certs.settings import CertSettings
 from sriovop.render.settings import RenderSettings
 
 log = structlog.get_logger(__name__)
@@ -29,9 +30,12 @@ class OperatorSettings:
     dev_mode: bool
     stale_node_state_cleanup_delay_minutes: int
     render: RenderSettings
+    certs: CertSettings = field(default_factory=CertSettings)
 
     @classmethod
-    def from_env(cls, namespace: str | None, env: Mapping[str, str] | None = None) -> OperatorSettings:
+    def from_env(cls, namespace: str | None, env: Mapping[str, str] | None = None, *,
+                 webhook_ca_lifetime: str | None = None,
+                 webhook_cert_lifetime: str | None = None) -> OperatorSettings:
         e = os.environ if env is None else env
         ns = namespace or e.get(consts.ENV_NAMESPACE, "")
         if not ns:
@@ -44,11 +48,12 @@ class OperatorSettings:
                 f"(e.g. {consts.DEFAULT_RESOURCE_PREFIX}); NADs and drains depend on it")
         try:
             render = RenderSettings.from_env(ns, e)
+            certs = CertSettings.from_env(e, ca_lifetime=webhook_ca_lifetime, cert_lifetime=webhook_cert_lifetime)
         except ValueError as exc:
             raise OperatorSettingsError(str(exc)) from exc
         return cls(namespace=ns, resource_prefix=prefix,
                    dev_mode=(e.get(consts.ENV_DEV_MODE) or "").upper() == "TRUE",
-                   stale_node_state_cleanup_delay_minutes=stale_delay_minutes(e), render=render)
+                   stale_node_state_cleanup_delay_minutes=stale_delay_minutes(e), render=render, certs=certs)
 
 
 def stale_delay_minutes(env: Mapping[str, str]) -> int:

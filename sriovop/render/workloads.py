@@ -3,8 +3,8 @@
 Shapes follow upstream's `bindata/manifests` (labels, selectors, tolerations, volumes, update strategy,
 priority classes) so that RBAC, monitoring and users' kubectl habits carry over. Differences, on purpose:
 - the config daemon is our own image and command, `sriovop config-daemon` (host root at /host);
-- the webhooks run as Deployments behind their Services (upstream: DaemonSets on control-plane
-  nodes), and both the operator webhook and the pod-resource injector are `sriovop webhook`.
+- both the operator webhook and the pod-resource injector are `sriovop webhook` (DaemonSets on the
+  control-plane nodes behind a Service each, as upstream renders them).
 
 Every function takes the checked RenderSettings and the SriovOperatorConfig `default` (a dict) and
 returns a plain dict ready for create/update. Optional values are omitted, never rendered empty.
@@ -241,32 +241,43 @@ def device_plugin_daemonset(settings: RenderSettings, operator_config: Mapping[s
     }
 
 
-def _webhook_deployment(name: str, service_account: str, image: str, secret: str, port: int,
-                        settings: RenderSettings, description: str) -> Obj:
-    control_plane = [{"matchExpressions": [{"key": key, "operator": "Exists"}]}
-                     for key in ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane")]
-    tolerations = [{"key": key, "operator": "Exists", "effect": "NoSchedule"}
-                   for key in ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane",
-                               "node.kubernetes.io/not-ready")]
+#: Both admission servers run on the control-plane nodes (OpenShift still labels them `master`), so every
+#: API server has one close by; upstream's required node affinity.
+CONTROL_PLANE_AFFINITY: Obj = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "Exists"}]}
+                          for key in ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane")]}}}
+#: The operator webhook tolerates the control-plane taints (and a node not ready yet, so that admission
+#: comes up with the control plane); the injector tolerates every NoSchedule/NoExecute taint, as upstream.
+OPERATOR_WEBHOOK_TOLERATIONS: tuple[Obj, ...] = tuple(
+    {"key": key, "operator": "Exists", "effect": "NoSchedule"}
+    for key in ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane",
+                "node.kubernetes.io/not-ready"))
+INJECTOR_TOLERATIONS: tuple[Obj, ...] = ({"operator": "Exists", "effect": "NoSchedule"},
+                                         {"operator": "Exists", "effect": "NoExecute"})
+
+
+def _webhook_daemonset(name: str, service_account: str, image: str, secret: str, port: int,
+                       settings: RenderSettings, description: str, tolerations: tuple[Obj, ...],
+                       pod_labels: Mapping[str, str]) -> Obj:
+    """An admission server on every control-plane node (upstream's DaemonSet), serving the certificate
+    of its Secret (reloaded when the Secret changes, so rotation restarts nothing)."""
     return {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "kind": "DaemonSet",
         "metadata": {**_meta(name, settings, description), "labels": {"app": name}},
         "spec": {
-            "replicas": 1,
             "selector": {"matchLabels": {"app": name}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "33%"}},
             "template": {
-                "metadata": {"labels": {"app": name},
+                "metadata": {"labels": {"app": name, **pod_labels},
                              "annotations": {"openshift.io/required-scc": "restricted-v2"}},
                 "spec": {
-                    "securityContext": {"runAsNonRoot": True},
+                    "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
                     "serviceAccountName": service_account,
                     "priorityClassName": "system-cluster-critical",
                     "nodeSelector": {"kubernetes.io/os": "linux"},
-                    "affinity": {"nodeAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": 1, "preference": term} for term in control_plane]}},
-                    "tolerations": tolerations,
+                    "affinity": CONTROL_PLANE_AFFINITY,
+                    "tolerations": [dict(t) for t in tolerations],
                     **_pull_secrets(settings),
                     "containers": [{
                         "name": "webhook-server",
@@ -281,9 +292,10 @@ def _webhook_deployment(name: str, service_account: str, image: str, secret: str
                         ],
                         "ports": [{"name": "https", "containerPort": port, "protocol": "TCP"}],
                         "readinessProbe": {"httpGet": {"path": "/readyz", "port": port, "scheme": "HTTPS"}},
-                        "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False},
+                        "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
+                                            "capabilities": {"drop": ["ALL"]}},
                         "resources": _small_requests("10m", "50Mi"),
-                        "volumeMounts": [{"mountPath": TLS_DIR, "name": "tls"}],
+                        "volumeMounts": [{"mountPath": TLS_DIR, "name": "tls", "readOnly": True}],
                     }],
                     "volumes": [{"name": "tls", "secret": {"secretName": secret}}],
                 },
@@ -292,35 +304,51 @@ def _webhook_deployment(name: str, service_account: str, image: str, secret: str
     }
 
 
-def _service(name: str, app: str, port: int, settings: RenderSettings) -> Obj:
+def _service(name: str, app: str, port: int, settings: RenderSettings,
+             annotations: Mapping[str, str] | None = None) -> Obj:
+    meta: Obj = {"name": name, "namespace": settings.namespace, "labels": {"app": app}}
+    if annotations:
+        meta["annotations"] = dict(annotations)
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": name, "namespace": settings.namespace, "labels": {"app": app}},
+        "metadata": meta,
         "spec": {"selector": {"app": app},
                  "ports": [{"name": "https", "port": 443, "targetPort": port, "protocol": "TCP"}]},
     }
 
 
-def operator_webhook_deployment(settings: RenderSettings) -> Obj:
+#: OpenShift's service CA writes a serving certificate for a Service into the Secret this names.
+OPENSHIFT_SERVING_CERT_ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
+
+
+def _serving_cert_annotation(secret: str, openshift_service_ca: bool) -> dict[str, str]:
+    return {OPENSHIFT_SERVING_CERT_ANNOTATION: secret} if openshift_service_ca else {}
+
+
+def operator_webhook_daemonset(settings: RenderSettings) -> Obj:
     settings.require("webhook_image")
-    return _webhook_deployment(
+    return _webhook_daemonset(
         OPERATOR_WEBHOOK_NAME, OPERATOR_WEBHOOK_SERVICE_ACCOUNT, settings.webhook_image,
         settings.operator_webhook_secret, settings.operator_webhook_port, settings,
-        "This deployment launches the sriov network operator admission control webhook component.\n")
+        "This daemon set launches the sriov network operator admission control webhook on control-plane nodes.\n",
+        OPERATOR_WEBHOOK_TOLERATIONS, {})
 
 
-def operator_webhook_service(settings: RenderSettings) -> Obj:
-    return _service(OPERATOR_WEBHOOK_SERVICE, OPERATOR_WEBHOOK_NAME, settings.operator_webhook_port, settings)
+def operator_webhook_service(settings: RenderSettings, *, openshift_service_ca: bool = False) -> Obj:
+    return _service(OPERATOR_WEBHOOK_SERVICE, OPERATOR_WEBHOOK_NAME, settings.operator_webhook_port, settings,
+                    _serving_cert_annotation(settings.operator_webhook_secret, openshift_service_ca))
 
 
-def injector_deployment(settings: RenderSettings) -> Obj:
+def injector_daemonset(settings: RenderSettings) -> Obj:
     settings.require("injector_image")
-    return _webhook_deployment(
+    return _webhook_daemonset(
         INJECTOR_NAME, INJECTOR_SERVICE_ACCOUNT, settings.injector_image, settings.injector_secret,
         settings.injector_webhook_port, settings,
-        "This deployment launches the network resources injector (pod resource injection) webhook.\n")
+        "This daemon set launches the network resources injector component on control-plane nodes.\n",
+        INJECTOR_TOLERATIONS, {"component": "network", "type": "infra", "openshift.io/component": "network"})
 
 
-def injector_service(settings: RenderSettings) -> Obj:
-    return _service(INJECTOR_SERVICE, INJECTOR_NAME, settings.injector_webhook_port, settings)
+def injector_service(settings: RenderSettings, *, openshift_service_ca: bool = False) -> Obj:
+    return _service(INJECTOR_SERVICE, INJECTOR_NAME, settings.injector_webhook_port, settings,
+                    _serving_cert_annotation(settings.injector_secret, openshift_service_ca))

@@ -1,8 +1,10 @@
 """Serving TLS for the webhook: a TLS 1.2+ context, upstream's TLS env knobs, and certificate rotation.
 
-cert-manager (or OpenShift's service CA) rotates the serving certificate in place; the webhook must pick
-the new one up without a restart, so `CertReloader` re-loads the files into the same SSLContext when
-they change (new connections use the new certificate, open ones keep theirs).
+The operator (self-managed mode), cert-manager or OpenShift's service CA rotates the serving certificate
+in its Secret, and the kubelet swaps the mounted files atomically (a new `..data` directory behind the
+same file names); the webhook must pick the new one up without a restart, so `CertReloader` re-loads
+the files into the same SSLContext when they change (new connections use the new certificate, open
+ones keep theirs).
 """
 
 from __future__ import annotations
@@ -50,16 +52,19 @@ class CertReloader:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def _mtimes(self) -> tuple[float, float]:
+    def _mtimes(self) -> tuple[tuple[int, int, int], ...]:
+        """(inode, size, mtime) of both files, through the symlinks: a kubelet swap changes the inode
+        even when the new files carry the same mtime."""
         try:
-            return os.stat(self.cert_file).st_mtime, os.stat(self.key_file).st_mtime
+            stats = os.stat(self.cert_file), os.stat(self.key_file)
         except OSError:
-            return (0.0, 0.0)
+            return ()
+        return tuple((st.st_ino, st.st_size, st.st_mtime_ns) for st in stats)
 
     def check(self) -> bool:
         """Reload if the files changed; True when a new certificate was installed."""
         stamp = self._mtimes()
-        if stamp == self._stamp or stamp == (0.0, 0.0):
+        if stamp == self._stamp or not stamp:
             return False
         try:
             self.ctx.load_cert_chain(str(self.cert_file), str(self.key_file))

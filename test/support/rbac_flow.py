@@ -34,11 +34,11 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import (
     DAEMON_SET,
-    DEPLOYMENT,
     EVENT,
     MUTATING_WEBHOOK_CONFIGURATION,
     NODE,
     POD,
+    SECRET,
     SERVICE,
     VALIDATING_WEBHOOK_CONFIGURATION,
     Kind,
@@ -240,31 +240,46 @@ def _config_daemon_reverted(client: Client) -> bool:
 
 
 def webhooks_enabled_and_repaired(client: Client, timeline: Timeline) -> None:
-    """enableOperatorWebhook/enableInjector on: the operator deploys both webhooks (Deployments,
-    Services, admission configurations); then objects changed behind its back are put back.
+    """enableOperatorWebhook/enableInjector on: the operator deploys both webhooks (DaemonSets,
+    Services, admission configurations, self-managed certificate Secrets with the CA in caBundle);
+    then objects changed behind its back are put back.
     Last SR-IOV write of the flow: the rendered configurations point at in-cluster Services that do not
     exist here, and the operator webhook fails closed."""
     with timeline.step("enable both webhooks in SriovOperatorConfig default"):
         client.patch(SRIOV_OPERATOR_CONFIG, consts.DEFAULT_CONFIG_NAME,
                      {"spec": {"enableOperatorWebhook": True, "enableInjector": True}}, NS)
         for kind, obj_name, ns in (
-            (DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, NS), (DEPLOYMENT, workloads.INJECTOR_NAME, NS),
+            (DAEMON_SET, workloads.OPERATOR_WEBHOOK_NAME, NS), (DAEMON_SET, workloads.INJECTOR_NAME, NS),
+            (SECRET, "sriov-network-operator-webhook-ca", NS), (SECRET, "operator-webhook-cert", NS),
+            (SECRET, "network-resources-injector-cert", NS),
             (SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, NS), (SERVICE, workloads.INJECTOR_SERVICE, NS),
             (VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME, None),
             (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME, None),
             (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME, None),
         ):
             wait_until(f"{kind.kind} {obj_name}", _present(client, kind, obj_name, ns))
-    with timeline.step("change the webhook Deployment, Service and config-daemon DaemonSet behind the operator"):
-        client.patch(DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, {"spec": {"replicas": 3}}, NS)
+        wait_until("the CA in caBundle", lambda: all(
+            hook["clientConfig"].get("caBundle") for kind, name in (
+                (VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
+                (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
+                (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME))
+            for hook in client.get(kind, name)["webhooks"]))
+    with timeline.step("change a webhook certificate Secret, the webhook DaemonSet and Service and the "
+                       "config-daemon DaemonSet behind the operator"):
+        client.patch(SECRET, "operator-webhook-cert", {"data": {"tls.key": "anVuaw=="}}, NS)
+        client.patch(DAEMON_SET, workloads.OPERATOR_WEBHOOK_NAME,
+                     {"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": "50%"}}}}, NS)
         client.patch(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, {"metadata": {"labels": {"app": "tampered"}}}, NS)
         ds = client.get(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, NS)
         annotations = copy.deepcopy(ds["metadata"].get("annotations") or {})
         annotations["release.openshift.io/version"] = "tampered"
         client.patch(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, {"metadata": {"annotations": annotations}}, NS)
         wait_until("the DaemonSet is put back", lambda: _config_daemon_reverted(client))
-        wait_until("the Deployment is put back", lambda: client.get(
-            DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, NS)["spec"]["replicas"] == 1)
+        wait_until("the webhook DaemonSet is put back", lambda: client.get(
+            DAEMON_SET, workloads.OPERATOR_WEBHOOK_NAME, NS)["spec"]["updateStrategy"]["rollingUpdate"][
+            "maxUnavailable"] == "33%")
+        wait_until("the certificate Secret is repaired", lambda: client.get(
+            SECRET, "operator-webhook-cert", NS)["data"]["tls.key"] != "anVuaw==")
         wait_until("the Service is put back", lambda: client.get(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, NS)[
             "metadata"]["labels"]["app"] == workloads.OPERATOR_WEBHOOK_NAME)
 

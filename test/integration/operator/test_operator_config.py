@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.controllers.operator_config import OperatorConfigReconciler
+from sriovop.controllers.webhook_certs import CertSettings, WebhookCertReconciler, default_targets, pki
 from sriovop.render import workloads
 from sriovop.render.settings import RenderSettings
 from sriovop.runtime.client import Client
@@ -19,8 +21,8 @@ from sriovop.runtime.errors import NotFound
 from sriovop.runtime.events import EventRecorder
 from sriovop.runtime.kinds import (
     DAEMON_SET,
-    DEPLOYMENT,
     MUTATING_WEBHOOK_CONFIGURATION,
+    SECRET,
     SERVICE,
     VALIDATING_WEBHOOK_CONFIGURATION,
 )
@@ -35,11 +37,18 @@ def settings(namespace: str) -> RenderSettings:
 
 @contextmanager
 def running(kubeconfig: Path, namespace: str, levels: list[str]) -> Iterator[OperatorConfigReconciler]:
+    """The operator-config controller and (self-managed certificates, the default) the certificate
+    controller, wired as the operator wires them."""
     client = client_for(kubeconfig)
     mgr = Manager(client, name=f"opconfig-{namespace}", namespaces={namespace})
     recorder = EventRecorder(client, component="sriov-network-operator")
-    reconciler = OperatorConfigReconciler(mgr.server_client, mgr.client, namespace, settings(namespace), recorder,
-                                          set_log_level=levels.append)
+    render = settings(namespace)
+    certs = WebhookCertReconciler(mgr.server_client, namespace, CertSettings(),
+                                  default_targets(render.operator_webhook_secret, render.injector_secret))
+    certs.setup(mgr)
+    reconciler = OperatorConfigReconciler(mgr.server_client, mgr.client, namespace, render, recorder,
+                                          set_log_level=levels.append, certs=CertSettings(),
+                                          on_webhooks_applied=certs.trigger)
     reconciler.setup(mgr)
     stop = threading.Event()
     errors: list[BaseException] = []
@@ -138,7 +147,7 @@ def test_daemonsets_rendered_applied_and_updated(kubeconfig: Path, namespace: st
         assert hook["webhooks"][0]["failurePolicy"] == "Ignore"
         assert hook["webhooks"][0]["clientConfig"]["service"] == {
             "name": workloads.INJECTOR_SERVICE, "namespace": namespace, "path": "/mutate", "port": 443}
-        assert client.get(DEPLOYMENT, workloads.INJECTOR_NAME, namespace)
+        assert client.get(DAEMON_SET, workloads.INJECTOR_NAME, namespace)
         svc = client.get(SERVICE, workloads.INJECTOR_SERVICE, namespace)
         cluster_ip = svc["spec"]["clusterIP"]
         reconciler.reconcile(Request(namespace, "default"))
@@ -151,17 +160,35 @@ def test_daemonsets_rendered_applied_and_updated(kubeconfig: Path, namespace: st
         assert get_or_none(client, MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME) is None
 
 
+def _ca_bundle(config: dict[str, Any]) -> bytes:
+    (bundle,) = {hook["clientConfig"].get("caBundle", "") for hook in config["webhooks"]}
+    return base64.b64decode(bundle)
+
+
+def _secret_data(client: Client, name: str, namespace: str) -> dict[str, bytes]:
+    return {k: base64.b64decode(v) for k, v in client.get(SECRET, name, namespace)["data"].items()}
+
+
 def test_operator_webhook_rendered_when_enabled(kubeconfig: Path, namespace: str) -> None:
-    """Checked with the manager stopped right after: a Fail webhook without a server behind it would
+    """Both webhooks with self-managed certificates: the certificate controller creates the CA and
+    serving Secrets and writes the CA into `caBundle` of both webhook configurations.
+    Checked with the manager stopped right after: a Fail webhook without a server behind it would
     refuse every SR-IOV write on the shared API server."""
     client = client_for(kubeconfig)
     client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace}, "spec": {
-        "enableOperatorWebhook": True}})
+        "enableOperatorWebhook": True, "enableInjector": True}})
+    names = (VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME), (
+        MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME), (
+        MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME)
+
+    def bundles_written() -> bool:
+        configs = [get_or_none(client, kind, name) for kind, name in names]
+        return all(c is not None and _ca_bundle(c) for c in configs)
+
     try:
         with running(kubeconfig, namespace, []):
-            wait_for(lambda: get_or_none(client, MUTATING_WEBHOOK_CONFIGURATION,
-                                         consts.OPERATOR_WEBHOOK_CONFIG_NAME), 60, "the operator webhooks")
             wait_for(lambda: ready(client, namespace), 60, "Ready=True")
+            wait_for(bundles_written, 60, "caBundle in the three webhook configurations")
         validating = client.get(VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
         mutating = client.get(MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
         for cfg, path in ((validating, "/validating-custom-resource"), (mutating, "/mutating-custom-resource")):
@@ -169,12 +196,28 @@ def test_operator_webhook_rendered_when_enabled(kubeconfig: Path, namespace: str
             assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
             assert hook["clientConfig"]["service"]["name"] == workloads.OPERATOR_WEBHOOK_SERVICE
             assert hook["clientConfig"]["service"]["path"] == path
-        assert client.get(DEPLOYMENT, workloads.OPERATOR_WEBHOOK_NAME, namespace)
+        assert client.get(DAEMON_SET, workloads.OPERATOR_WEBHOOK_NAME, namespace)
         assert client.get(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, namespace)
+
+        ca = _secret_data(client, CertSettings().ca_secret, namespace)
+        (ca_cert,) = pki.parse_bundle(ca["ca-bundle.crt"])
+        for kind, name in names:
+            assert pki.parse_bundle(_ca_bundle(client.get(kind, name))) == [ca_cert], (kind.kind, name)
+        for secret, service in (("operator-webhook-cert", workloads.OPERATOR_WEBHOOK_SERVICE),
+                                ("network-resources-injector-cert", workloads.INJECTOR_SERVICE)):
+            data = _secret_data(client, secret, namespace)
+            assert client.get(SECRET, secret, namespace)["type"] == "kubernetes.io/tls"
+            serving = pki.load_pair(data["tls.crt"], data["tls.key"])
+            assert serving is not None and pki.signed_by(serving.cert, ca_cert)
+            assert f"{service}.{namespace}.svc" in pki.dns_names(serving.cert)
+            assert pki.parse_bundle(data["ca.crt"]) == [ca_cert]
+        # The DaemonSet mounts exactly that Secret.
+        assert template_spec(client.get(DAEMON_SET, workloads.INJECTOR_NAME, namespace))["volumes"] == [
+            {"name": "tls", "secret": {"secretName": "network-resources-injector-cert", "defaultMode": 420}}]
     finally:
-        for kind in (VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION):
+        for kind, name in names:
             try:
-                client.delete(kind, consts.OPERATOR_WEBHOOK_CONFIG_NAME)
+                client.delete(kind, name)
             except NotFound:
                 pass
         client.patch(SRIOV_OPERATOR_CONFIG, "default", {"metadata": {"finalizers": None}}, namespace)

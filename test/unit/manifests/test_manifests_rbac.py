@@ -61,12 +61,24 @@ def test_no_rule_uses_a_wildcard() -> None:
 
 
 def test_no_role_grants_escalation_verbs_or_secrets() -> None:
-    """Nothing here may mint permissions (escalate/bind/impersonate), touch RBAC or read Secrets."""
+    """Nothing here may mint permissions (escalate/bind/impersonate) or touch RBAC. The only Secrets
+    anyone may touch are the operator's own webhook-certificate Secrets, in its namespace, by name:
+    no list or watch, so no other Secret can be read."""
     for role in _of_kind("Role", "ClusterRole"):
         for rule in role.get("rules") or []:
             assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), role["metadata"]["name"]
             assert "rbac.authorization.k8s.io" not in rule["apiGroups"], role["metadata"]["name"]
-            assert "secrets" not in rule.get("resources", []), role["metadata"]["name"]
+            if "secrets" not in rule.get("resources", []):
+                continue
+            where = f"{role['kind']} {role['metadata']['name']}"
+            assert (role["kind"], role["metadata"]["name"]) == ("Role", "sriov-network-operator"), where
+            assert rule["resources"] == ["secrets"], where
+            if rule.get("resourceNames"):
+                assert set(rule["verbs"]) == {"get", "update"}, where
+                assert set(rule["resourceNames"]) == {"sriov-network-operator-webhook-ca", "operator-webhook-cert",
+                                                      "network-resources-injector-cert"}, where
+            else:
+                assert rule["verbs"] == ["create"], where
 
 
 def test_resource_names_are_never_paired_with_create_or_list_only() -> None:

@@ -1,4 +1,4 @@
-"""DaemonSets, Deployments and Services the operator-config controller applies."""
+"""DaemonSets and Services the operator-config controller applies."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from sriovop.render.settings import RenderSettings, SettingsError
 from sriovop.render.workloads import (
     config_daemon_daemonset,
     device_plugin_daemonset,
-    injector_deployment,
+    injector_daemonset,
     injector_service,
-    operator_webhook_deployment,
+    operator_webhook_daemonset,
     operator_webhook_service,
 )
 
@@ -102,18 +102,56 @@ def test_device_plugin_daemonset() -> None:
     assert "initContainers" not in p2
 
 
-def test_webhook_deployments_and_services() -> None:
+def test_webhook_daemonsets_and_services() -> None:
     s = settings()
-    dep = operator_webhook_deployment(s)
-    assert dep["kind"] == "Deployment" and dep["metadata"]["name"] == "operator-webhook"
-    (c,) = pod(dep)["containers"]
+    ds = operator_webhook_daemonset(s)
+    assert ds["kind"] == "DaemonSet" and ds["metadata"]["name"] == "operator-webhook"
+    assert ds["spec"]["selector"] == {"matchLabels": {"app": "operator-webhook"}}
+    (c,) = pod(ds)["containers"]
     assert c["command"] == ["sriovop", "webhook"]
     assert c["args"] == ["--port=6443", "--tls-private-key-file=/etc/tls/tls.key", "--tls-cert-file=/etc/tls/tls.crt"]
-    assert pod(dep)["volumes"] == [{"name": "tls", "secret": {"secretName": "operator-webhook-cert"}}]
+    assert c["volumeMounts"] == [{"mountPath": "/etc/tls", "name": "tls", "readOnly": True}]
+    assert pod(ds)["volumes"] == [{"name": "tls", "secret": {"secretName": "operator-webhook-cert"}}]
     svc = operator_webhook_service(s)
     assert svc["metadata"]["name"] == "operator-webhook-service"
+    assert "annotations" not in svc["metadata"]
     assert svc["spec"] == {"selector": {"app": "operator-webhook"},
                            "ports": [{"name": "https", "port": 443, "targetPort": 6443, "protocol": "TCP"}]}
-    inj = injector_deployment(s)
-    assert inj["metadata"]["name"] == "network-resources-injector"
+    inj = injector_daemonset(s)
+    assert inj["kind"] == "DaemonSet" and inj["metadata"]["name"] == "network-resources-injector"
+    assert pod(inj)["volumes"] == [{"name": "tls", "secret": {"secretName": "network-resources-injector-cert"}}]
+    selector = injector_service(s)["spec"]["selector"]
+    assert selector == {"app": "network-resources-injector"}
+    assert selector.items() <= inj["spec"]["template"]["metadata"]["labels"].items()  # the Service finds the pods
     assert injector_service(s)["metadata"]["name"] == "network-resources-injector-service"
+
+
+CONTROL_PLANE_TERMS = [{"matchExpressions": [{"key": "node-role.kubernetes.io/master", "operator": "Exists"}]},
+                       {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}]
+
+
+@pytest.mark.parametrize("render", [operator_webhook_daemonset, injector_daemonset])
+def test_admission_servers_run_only_on_control_plane_nodes_and_tolerate_their_taints(render: Any) -> None:
+    p = pod(render(settings()))
+    assert p["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    required = p["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required["nodeSelectorTerms"] == CONTROL_PLANE_TERMS  # either label (terms are ORed)
+    taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"},
+              {"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}]
+    for taint in taints:
+        assert any(t.get("key") in (None, taint["key"]) and t["operator"] == "Exists"
+                   and t.get("effect") in (None, taint["effect"]) for t in p["tolerations"]), (taint, p["tolerations"])
+    assert p["priorityClassName"] == "system-cluster-critical"
+    assert p["securityContext"]["runAsNonRoot"] is True
+    (c,) = p["containers"]
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 6443, "scheme": "HTTPS"}
+
+
+def test_openshift_service_ca_writes_the_secret_the_daemonset_mounts() -> None:
+    s = settings()
+    svc = operator_webhook_service(s, openshift_service_ca=True)
+    assert svc["metadata"]["annotations"] == {
+        "service.beta.openshift.io/serving-cert-secret-name": "operator-webhook-cert"}
+    inj = injector_service(s, openshift_service_ca=True)
+    assert inj["metadata"]["annotations"] == {
+        "service.beta.openshift.io/serving-cert-secret-name": "network-resources-injector-cert"}

@@ -1,0 +1,288 @@
+"""Self-managed webhook certificates: the operator is its own CA, as KubeVirt's virt-operator is.
+
+On a cluster without cert-manager or OpenShift's service CA nothing else would create the TLS Secrets
+the admission servers mount, and with `failurePolicy: Fail` every SR-IOV write would be refused.
+One reconcile (a single request, repeated at the next deadline and at least every `resync` seconds;
+leader-gated like every controller, its writes fenced by the lease):
+
+1. the CA Secret (`tls.crt`, `tls.key`, `ca-bundle.crt`): created, or rotated at 80% of the CA's
+   lifetime; the bundle keeps every earlier CA until it expires;
+2. the bundle is written into `caBundle` of every webhook of the configurations that exist (the
+   operator-config controller creates them without one in this mode and triggers this controller);
+3. each admission server's Secret (`kubernetes.io/tls`: `tls.crt`, `tls.key`, `ca.crt`) gets a
+   certificate for its Service's DNS names, renewed at 80% of its lifetime. After a CA rotation the
+   new CA signs only once every configuration carries it and `propagation_delay` has passed (the
+   API servers' informers must have seen it), so no server ever presents a certificate that an API
+   server does not trust yet; the old certificate stays valid meanwhile.
+
+Both Secrets live in the operator namespace; the webhook server reloads the mounted files when they
+change (sriovop/webhook/tls.py), so no pod restarts.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from sriovop.api.v1 import consts
+from sriovop.controllers.webhook_certs import pki
+from sriovop.controllers.webhook_certs.settings import CertSettings
+from sriovop.runtime.controller import Controller, Request, Result
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.kinds import (
+    MUTATING_WEBHOOK_CONFIGURATION,
+    SECRET,
+    VALIDATING_WEBHOOK_CONFIGURATION,
+    Kind,
+)
+
+log = structlog.get_logger(__name__)
+
+CONTROLLER_NAME = "webhook-certificates"
+#: Repair what someone changed or deleted at least this often (seconds).
+RESYNC_PERIOD = 60.0
+#: When the current CA was published (RFC 3339); serving certificates wait for propagation from here.
+PUBLISHED_ANNOTATION = "sriovnetwork.openshift.io/ca-published-at"
+BUNDLE_KEY = "ca-bundle.crt"
+LABELS = {"app.kubernetes.io/managed-by": "sriov-network-operator",
+          "app.kubernetes.io/component": "webhook-certificates"}
+
+Clock = Callable[[], datetime.datetime]
+
+
+def utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+@dataclass(frozen=True)
+class ServingTarget:
+    """One admission server: its Secret, its Service (the certificate's names) and the admission
+    configurations whose `caBundle` must trust it."""
+
+    secret: str
+    service: str
+    configurations: tuple[tuple[Kind, str], ...]
+
+
+def default_targets(operator_webhook_secret: str, injector_secret: str) -> tuple[ServingTarget, ...]:
+    # Service names as rendered by sriovop/render/workloads.py.
+    return (
+        ServingTarget(operator_webhook_secret, "operator-webhook-service",
+                      ((VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
+                       (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME))),
+        ServingTarget(injector_secret, "network-resources-injector-service",
+                      ((MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME),)),
+    )
+
+
+@dataclass(frozen=True)
+class CaState:
+    ca: pki.CertAndKey
+    bundle: list[Any]  # x509.Certificate, current first
+    published_at: datetime.datetime
+
+    @property
+    def bundle_pem(self) -> bytes:
+        return pki.bundle_pem(self.bundle)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _data(secret: Mapping[str, Any] | None, key: str) -> bytes | None:
+    raw = ((secret or {}).get("data") or {}).get(key)
+    if not raw:
+        return None
+    try:
+        return base64.b64decode(raw)
+    except ValueError:
+        return None
+
+
+def _bundle_of(config: Mapping[str, Any] | None) -> list[Any]:
+    out: list[Any] = []
+    for hook in (config or {}).get("webhooks") or []:
+        raw = (hook.get("clientConfig") or {}).get("caBundle")
+        if raw:
+            try:
+                out += pki.parse_bundle(base64.b64decode(raw))
+            except ValueError:
+                continue
+    return out
+
+
+def _parse_time(raw: str | None) -> datetime.datetime | None:
+    if not raw:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+class WebhookCertReconciler:
+    """```
+    certs = WebhookCertReconciler(mgr.server_client, namespace, CertSettings.from_env(),
+                                  default_targets(render.operator_webhook_secret, render.injector_secret))
+    certs.setup(mgr)                  # leader-gated; reconciles at once, then at each deadline
+    certs.trigger()                   # e.g. after the operator-config controller created a configuration
+    ```"""
+
+    def __init__(self, client: Any, namespace: str, settings: CertSettings, targets: tuple[ServingTarget, ...],
+                 *, clock: Clock = utc_now, resync: float = RESYNC_PERIOD) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.settings = settings
+        self.targets = targets
+        self.clock = clock
+        self.resync = resync
+        self.request = Request(namespace, CONTROLLER_NAME)
+        self._controller: Controller | None = None
+
+    def setup(self, manager: Any) -> Controller:
+        ctrl = Controller(CONTROLLER_NAME, self.reconcile, registry=manager.registry)
+        ctrl.enqueue(self.request)
+        manager.add(ctrl)
+        self._controller = ctrl
+        return ctrl
+
+    def trigger(self) -> None:
+        if self._controller is not None:
+            self._controller.enqueue(self.request)
+
+    # -- reconcile -------------------------------------------------------------------------------
+
+    def reconcile(self, req: Request | None = None) -> Result:
+        now = self.clock()
+        configs = self._read_configurations()
+        trusted = [ca for config in configs.values() for ca in _bundle_of(config)]
+        state = self.ensure_ca(now, trusted)
+        for (kind, name), config in configs.items():
+            if config is not None:
+                self.publish_bundle(kind, name, config, state)
+        ready_at = state.published_at + self.settings.propagation_delay
+        may_sign = now >= ready_at
+        deadlines = [pki.renew_at(state.ca.cert), now + datetime.timedelta(seconds=self.resync)]
+        deadlines += [c.not_valid_after_utc for c in state.bundle[1:]]  # drop expired CAs from the bundle
+        if not may_sign:
+            deadlines.append(ready_at)
+        for target in self.targets:
+            deadlines.append(self.ensure_serving(target, state, may_sign, now))
+        wait = (min(deadlines) - now).total_seconds()
+        return Result(requeue_after=max(0.2, wait))
+
+    def _read_configurations(self) -> dict[tuple[Kind, str], dict[str, Any] | None]:
+        out: dict[tuple[Kind, str], dict[str, Any] | None] = {}
+        for target in self.targets:
+            for kind, name in target.configurations:
+                try:
+                    out[(kind, name)] = dict(self.client.get(kind, name))
+                except NotFound:
+                    out[(kind, name)] = None
+        return out
+
+    # -- the CA ------------------------------------------------------------------------------------
+
+    def ensure_ca(self, now: datetime.datetime, trusted: list[Any] | None = None) -> CaState:
+        """`trusted`: CAs the configurations trust now; they stay in the bundle until they expire
+        (a lost CA Secret, or a switch from user-provided certificates, refuses nothing)."""
+        name = self.settings.ca_secret
+        try:
+            secret: Mapping[str, Any] | None = self.client.get(SECRET, name, self.namespace)
+        except NotFound:
+            secret = None
+        current = pki.load_pair(_data(secret, "tls.crt"), _data(secret, "tls.key"))
+        previous = pki.parse_bundle(_data(secret, BUNDLE_KEY)) + list(trusted or [])
+        annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
+        published = _parse_time(annotations.get(PUBLISHED_ANNOTATION))
+        if current is None or now >= pki.renew_at(current.cert):
+            reason = "missing or invalid" if current is None else "80% of its lifetime passed"
+            old = [current.cert] if current is not None else []
+            current = pki.new_ca(f"sriov-network-operator-webhook-ca@{int(now.timestamp())}",
+                                 self.settings.ca_lifetime, now)
+            published = now
+            log.info("webhook CA rotated", secret=name, reason=reason,
+                     not_after=current.cert.not_valid_after_utc.isoformat())
+            previous = old + previous
+        state = CaState(current, pki.merge_bundle(current.cert, previous, now),
+                        published or current.cert.not_valid_before_utc)
+        desired = {"tls.crt": _b64(current.cert_pem), "tls.key": _b64(current.key_pem),
+                   BUNDLE_KEY: _b64(state.bundle_pem)}
+        self._write_secret(secret, name, desired, {PUBLISHED_ANNOTATION: state.published_at.isoformat()})
+        return state
+
+    # -- the configurations ------------------------------------------------------------------------
+
+    def publish_bundle(self, kind: Kind, name: str, config: dict[str, Any], state: CaState) -> None:
+        """Write the bundle into every webhook of an existing configuration. An update that races
+        with the operator-config controller's fails on its resourceVersion and is retried."""
+        encoded = _b64(state.bundle_pem)
+        hooks = [dict(h) for h in config.get("webhooks") or []]
+        if all((h.get("clientConfig") or {}).get("caBundle") == encoded for h in hooks):
+            return
+        for hook in hooks:
+            hook["clientConfig"] = {**(hook.get("clientConfig") or {}), "caBundle": encoded}
+        try:
+            self.client.update(kind, {**config, "webhooks": hooks})
+        except NotFound:
+            return
+        log.info("webhook caBundle updated", kind=kind.kind, name=name, cas=len(state.bundle))
+
+    # -- serving certificates ----------------------------------------------------------------------
+
+    def ensure_serving(self, target: ServingTarget, state: CaState, may_sign: bool,
+                       now: datetime.datetime) -> datetime.datetime:
+        """Issue or renew the target's certificate when needed; returns when to look again."""
+        try:
+            secret: Mapping[str, Any] | None = self.client.get(SECRET, target.secret, self.namespace)
+        except NotFound:
+            secret = None
+        names = pki.service_dns_names(target.service, self.namespace)
+        pair = pki.load_pair(_data(secret, "tls.crt"), _data(secret, "tls.key"))
+        reason = ""
+        if pair is None:
+            reason = "missing or invalid"
+        elif pki.dns_names(pair.cert) != names:
+            reason = "DNS names changed"
+        elif now >= pair.cert.not_valid_after_utc:
+            reason = "expired"
+        elif not pki.signed_by(pair.cert, state.ca.cert):
+            reason = "signed by a previous CA" if may_sign else ""
+        elif now >= pki.renew_at(pair.cert):
+            reason = "80% of its lifetime passed" if may_sign else ""
+        if reason:
+            pair = pki.issue_serving(state.ca, names, self.settings.cert_lifetime, now)
+            log.info("webhook serving certificate issued", secret=target.secret, reason=reason,
+                     not_after=pair.cert.not_valid_after_utc.isoformat())
+        assert pair is not None  # issued above when it was missing
+        desired = {"tls.crt": _b64(pair.cert_pem), "tls.key": _b64(pair.key_pem), "ca.crt": _b64(state.bundle_pem)}
+        self._write_secret(secret, target.secret, desired, {})
+        return pki.renew_at(pair.cert)
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def _write_secret(self, live: Mapping[str, Any] | None, name: str, data: dict[str, str],
+                      annotations: dict[str, str]) -> None:
+        if live is None:
+            self.client.create(SECRET, {
+                "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                "metadata": {"name": name, "namespace": self.namespace, "labels": dict(LABELS),
+                             "annotations": annotations},
+                "data": data}, self.namespace)
+            log.info("webhook certificate secret created", secret=name)
+            return
+        meta = dict(live["metadata"])
+        live_annotations = meta.get("annotations") or {}
+        if live.get("data") == data and all(live_annotations.get(k) == v for k, v in annotations.items()):
+            return
+        meta["annotations"] = {**live_annotations, **annotations}
+        meta["labels"] = {**(meta.get("labels") or {}), **LABELS}
+        meta.pop("managedFields", None)
+        self.client.update(SECRET, {**live, "metadata": meta, "data": data})
