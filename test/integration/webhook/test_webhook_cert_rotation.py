@@ -29,7 +29,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cryptography import x509
@@ -46,6 +45,7 @@ from sriovop.runtime.errors import ApiError
 from sriovop.runtime.manager import Manager
 from test.conftest import CRD_DIR
 from test.support.kube import apply_crds
+from test.support.operator_drain import wait_for
 from test.support.secret_volume import SecretVolume
 from test.support.webhook_objects import SUPPORTED_NIC_DATA
 
@@ -149,17 +149,6 @@ def _bundle(client: Client, kind: core.Kind) -> list[x509.Certificate]:
     return pki.parse_bundle(base64.b64decode(hook["clientConfig"].get("caBundle", "")))
 
 
-def _wait(what: str, check: Any, timeout: float = EVENTUALLY) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.2)
-
-
 def test_rotation_refuses_no_admission_and_the_webhook_reloads_without_restart(
         routed_control_plane: ControlPlane, tmp_path: Path) -> None:
     cp = routed_control_plane
@@ -185,7 +174,7 @@ def test_rotation_refuses_no_admission_and_the_webhook_reloads_without_restart(
     writes = Writes()
     writer = threading.Thread(target=_write_loop, args=(client, writer_stop, writes), daemon=True)
     try:
-        _wait("the projected serving certificate", lambda: volume.path("tls.key").exists())
+        wait_for(lambda: volume.path("tls.key").exists(), EVENTUALLY, "the projected serving certificate")
         first_ca = _secret_cert(client, SETTINGS.ca_secret)
         env = {k: v for k, v in os.environ.items() if k not in ("DEV_MODE", "NAMESPACE", "KUBECONFIG")}
         webhook = subprocess.Popen(
@@ -203,25 +192,26 @@ def test_rotation_refuses_no_admission_and_the_webhook_reloads_without_restart(
                 return "denied the request" in str(exc) and "maxUnavailable" in str(exc)
             pytest.fail("an invalid pool config was admitted: the webhook is not in the path")
 
-        _wait("kube-apiserver admitting through the webhook", admitted_through_webhook)
+        wait_for(admitted_through_webhook, EVENTUALLY, "kube-apiserver admitting through the webhook")
         client.create(SRIOV_NETWORK_POOL_CONFIG, {"metadata": {"name": "rotation", "namespace": NS},
                                                   "spec": {"maxUnavailable": 1}})
         writer.start()
 
         # The CA rotates at 80% of its minute; the new CA is in caBundle (beside the old one) before
         # any server presents a certificate it signed.
-        new_ca = _wait("a CA rotation", lambda: (c := _secret_cert(client, SETTINGS.ca_secret)) != first_ca and c)
+        new_ca = wait_for(lambda: (c := _secret_cert(client, SETTINGS.ca_secret)) != first_ca and c,
+                          EVENTUALLY, "a CA rotation")
         for kind in (core.VALIDATING_WEBHOOK_CONFIGURATION, core.MUTATING_WEBHOOK_CONFIGURATION):
             bundle = _bundle(client, kind)
             assert pki.contains(bundle, new_ca) and pki.contains(bundle, first_ca), kind.kind
-        served = _wait("the webhook serving a certificate of the new CA", lambda: (
-            c := _served_certificate(address, port)) and pki.signed_by(c, new_ca) and c)
+        served = wait_for(lambda: (c := _served_certificate(address, port)) and pki.signed_by(c, new_ca) and c,
+                          EVENTUALLY, "the webhook serving a certificate of the new CA")
         assert pki.dns_names(served)[0] == f"{SERVICE}.{NS}.svc"
         # The old CA leaves caBundle when it expires, and writes keep being admitted after that.
-        _wait("the old CA dropped from caBundle", lambda: not pki.contains(
-            _bundle(client, core.VALIDATING_WEBHOOK_CONFIGURATION), first_ca))
+        wait_for(lambda: not pki.contains(_bundle(client, core.VALIDATING_WEBHOOK_CONFIGURATION), first_ca),
+                 EVENTUALLY, "the old CA dropped from caBundle")
         count = len(writes.results)
-        _wait("more admitted writes", lambda: len(writes.results) > count + 10)
+        wait_for(lambda: len(writes.results) > count + 10, EVENTUALLY, "more admitted writes")
     finally:
         writer_stop.set()
         if writer.is_alive():
