@@ -35,13 +35,21 @@ log = lazy_logger(__name__)
                    "loaded without a restart.")
 @kubeconfig_option
 @click.option("--namespace", default=None, help="Operator namespace (default: $NAMESPACE).")
-@click.option("--cache/--no-cache", default=False, show_default=True,
-              help="Answer from informer caches instead of reading the API server on each request "
-                   "(faster; a write may be unseen for a few milliseconds).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Judge from informer caches, after a consistent read of the current resourceVersion "
+                   "that the caches must catch up with (read-your-writes); --no-cache lists Nodes, "
+                   "NodeStates and policies from the API server on every request (seconds at 5,000 nodes).")
+@click.option("--cache-settle", type=click.FloatRange(0.0, 1.0), default=0.005, show_default=True,
+              help="Seconds a cache whose kind had no write since the consistent read waits for events "
+                   "still in flight before it counts as caught up.")
+@click.option("--cache-timeout", type=click.FloatRange(0.1, 9.0), default=5.0, show_default=True,
+              help="Seconds a request waits for the caches to catch up before it is denied (the API "
+                   "server's webhook timeout is 10 s).")
 @log_options()
 def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, tls_min_version: str,
             tls_cipher_suites: str | None, tls_reload_interval: float, kubeconfig: str | None,
-            namespace: str | None, cache: bool, log_level: str, log_format: str) -> None:
+            namespace: str | None, cache: bool, cache_settle: float, cache_timeout: float, log_level: str,
+            log_format: str) -> None:
     """Serve the admission webhooks over HTTPS.
 
     Routes: /mutating-custom-resource (policy defaults), /validating-custom-resource (policies, operator
@@ -76,7 +84,8 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     informer_view: InformerClusterView | None = None
     try:
         if cache:
-            informer_view = InformerClusterView(client, settings.namespace)
+            informer_view = InformerClusterView(client, settings.namespace, settle=cache_settle,
+                                                barrier_timeout=cache_timeout)
             informer_view.start()
             view: ClientClusterView | InformerClusterView = informer_view
         else:

@@ -26,7 +26,7 @@ ADMISSION_API = "admissionregistration.k8s.io/v1"
 FailurePolicy = Literal["Fail", "Ignore"]
 
 #: What `sriovop webhook` reads (ClusterRole rules; the integration tests run it with exactly these).
-#: list+watch serve the informer-backed `--cache` mode; the live mode needs only get and list.
+#: list+watch serve the informer-backed default; `--no-cache` (live reads) needs only get and list.
 WEBHOOK_RBAC_RULES: tuple[dict[str, list[str]], ...] = (
     {"apiGroups": [""], "resources": ["nodes", "configmaps"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [GROUP], "resources": ["sriovnetworknodestates", "sriovnetworknodepolicies"],

@@ -33,6 +33,13 @@ class ClusterView(Protocol):
     def node_states(self) -> Sequence[Obj]:
         """SriovNetworkNodeStates in the operator namespace."""
 
+    def node_states_by_name(self) -> Mapping[str, Obj]:
+        """The same NodeStates keyed by name; a cache answers lookups without building a dict."""
+
+    def fresh(self) -> None:
+        """Return once the view reflects every write the API server committed before the call (a no-op
+        for views that read live or hold a fixed snapshot). Raises TimeoutError when it cannot."""
+
     def policies(self) -> Sequence[Obj]:
         """SriovNetworkNodePolicies in the operator namespace."""
 
@@ -46,6 +53,29 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     return labels if isinstance(labels, dict) else {}
+
+
+def label_pairs(node: Mapping[str, Any]) -> list[str]:
+    """A Node's labels as `key=value` strings: the index that answers a nodeSelector without a scan."""
+    return [f"{k}={v}" for k, v in _labels(node).items()]
+
+
+def label_index(nodes: Sequence[Obj]) -> dict[str, list[Obj]]:
+    index: dict[str, list[Obj]] = {}
+    for node in nodes:
+        for pair in label_pairs(node):
+            index.setdefault(pair, []).append(node)
+    return index
+
+
+def select_indexed(selector: Mapping[str, str], every: Sequence[Obj] | Callable[[], Sequence[Obj]],
+                   by_pair: Callable[[str], Sequence[Obj]]) -> list[Obj]:
+    """Nodes matching `selector`: the smallest index bucket of its pairs, filtered by the full selector
+    (the same decision as `node_selector_matches`, so an index can only speed it up)."""
+    if not selector:
+        return list(every() if callable(every) else every)
+    smallest = min((by_pair(f"{k}={v}") for k, v in selector.items()), key=len)
+    return [n for n in smallest if node_selected(selector, _labels(n))]
 
 
 class StaticClusterView:
@@ -62,7 +92,9 @@ class StaticClusterView:
         nics: SupportedNics | None = None,
     ) -> None:
         self._nodes = [freeze(n) for n in nodes]
+        self._by_label = label_index(self._nodes)
         self._node_states = [freeze(s) for s in node_states]
+        self._states_by_name = {s["metadata"]["name"]: s for s in self._node_states}
         self._policies = [freeze(p) for p in policies]
         self._nads = {
             (n["metadata"].get("namespace", ""), n["metadata"]["name"]): n for n in nads
@@ -70,10 +102,16 @@ class StaticClusterView:
         self._nics = nics or SupportedNics(())
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
-        return [n for n in self._nodes if node_selected(selector, _labels(n))]
+        return select_indexed(selector, self._nodes, lambda pair: self._by_label.get(pair, ()))
 
     def node_states(self) -> Sequence[Obj]:
         return self._node_states
+
+    def node_states_by_name(self) -> Mapping[str, Obj]:
+        return self._states_by_name
+
+    def fresh(self) -> None:
+        return None
 
     def policies(self) -> Sequence[Obj]:
         return self._policies
@@ -185,6 +223,12 @@ class ClientClusterView:
 
     def node_states(self) -> Sequence[Obj]:
         return self._reader.list(kinds.SRIOV_NETWORK_NODE_STATE, namespace=self._namespace)
+
+    def node_states_by_name(self) -> Mapping[str, Obj]:
+        return {s["metadata"]["name"]: s for s in self.node_states()}
+
+    def fresh(self) -> None:
+        return None
 
     def policies(self) -> Sequence[Obj]:
         return self._reader.list(kinds.SRIOV_NETWORK_NODE_POLICY, namespace=self._namespace)

@@ -15,6 +15,7 @@ from sriovop.webhook.policy_peers import (
     Peer,
     cached_aliases,
     cached_peer,
+    cached_shape,
     check_node_independent_conflicts,
     check_pf_conflicts,
 )
@@ -39,6 +40,12 @@ def _interfaces(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return [i for i in ifaces if isinstance(i, dict)] if isinstance(ifaces, list) else []
 
 
+def _virtual(node: Mapping[str, Any]) -> bool:
+    """Whether the node runs on a virtual platform: all that the checks read from its providerID."""
+    provider = loose_str(as_map(node.get("spec")).get("providerID")).lower()
+    return any(platform in provider for platform in VIRTUAL_PLATFORMS)
+
+
 def interface_unselected_reason(
     p: PolicySpec, iface: Mapping[str, Any], node: Mapping[str, Any], nics: SupportedNics, dev_mode: bool,
     selector: Mapping[str, Any] | None = None, explain: bool = True,
@@ -57,10 +64,8 @@ def interface_unselected_reason(
     vendor, device = loose_str(iface.get("vendor")), loose_str(iface.get("deviceID"))
     if dev_mode or nics.is_supported_model(vendor, device):
         return None
-    spec = as_map(node.get("spec"))
-    provider = loose_str(spec.get("providerID")).lower()
     if (
-        any(platform in provider for platform in VIRTUAL_PLATFORMS)
+        _virtual(node)
         and p.nic.net_filter
         and p.nic.net_filter == loose_str(iface.get("netFilter"))
         and nics.is_vf_supported_model(vendor, device)
@@ -121,33 +126,50 @@ def check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> 
 
 
 def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
+    view.fresh()
     nodes = view.nodes(p.node_selector)
     if not nodes:
         raise Denied(
             "spec.nodeSelector",
             f"no matched node is selected by the nodeSelector in CR {p.name} (selector {p.node_selector})",
         )
-    states = {_name(s): s for s in view.node_states()}
-    peers = [peer for peer in (cached_peer(o) for o in view.policies()) if peer and peer.spec.name != p.name]
+    states = view.node_states_by_name()
     groups: dict[tuple[tuple[str, str], ...], list[Peer]] = {}
-    for peer in peers:
-        groups.setdefault(peer.selector_key, []).append(peer)
+    for obj in view.policies():
+        peer = cached_peer(obj)
+        if peer and peer.spec.name != p.name:
+            groups.setdefault(peer.selector_key, []).append(peer)
+    # Which peer groups select a node depends only on the node's values for the keys the peers' selectors
+    # use: nodes are bucketed by that projection and each bucket is matched against the groups once,
+    # so the cost is (distinct projections x groups) + (nodes x groups that select them), not nodes x P.
+    peer_keys = sorted({k for key in groups for k, _ in key})
+    groups_for: dict[tuple[str | None, ...], list[tuple[tuple[tuple[str, str], ...], list[Peer]]]] = {}
     mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
     selector = webhook_selector(p.nic.as_dict())
     nics = view.supported_nics()
     selected = False
     reasons: list[str] = []
-    # Many nodes look alike (same labels for the peers' selectors, same PF names): each distinct
-    # (peer, PF naming) pair is judged once, which keeps 50 nodes x 50 policies at a few hundred checks.
+    # Many nodes look alike (same peer groups, same PF names): each distinct (peer, PF naming) pair is
+    # judged once.
     judged: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     judged_static: set[str] = set()
     judged_groups: set[tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
+    judged_shapes: set[tuple[str, bool]] = set()
+    judged_node_kinds: set[tuple[tuple[str | None, ...], str]] = set()
     for node in nodes:
         node_name = _name(node)
         labels = (node.get("metadata") or {}).get("labels") or {}
         state = states.get(node_name)
         interfaces = _interfaces(state)
-        for iface in interfaces:
+        # Interfaces judged alike on an earlier node (same shape and platform) pass again; they are
+        # looked at again only while explanations for a denial are still being collected.
+        shape = (cached_shape(state, interfaces), _virtual(node))
+        if shape in judged_shapes and (selected or len(reasons) >= _MAX_REASONS):
+            interfaces_to_judge: list[dict[str, Any]] = []
+        else:
+            judged_shapes.add(shape)
+            interfaces_to_judge = interfaces
+        for iface in interfaces_to_judge:
             explain = not selected and len(reasons) < _MAX_REASONS
             reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain)
             if reason is None:
@@ -157,9 +179,18 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
                 reasons.append(f"node {node_name} interface {iface.get('name')}: {reason}")
         if not groups:
             continue
+        projection = tuple(labels.get(k) for k in peer_keys)
+        matching = groups_for.get(projection)
+        if matching is None:
+            matching = [(key, members) for key, members in groups.items()
+                        if all(labels.get(k) == v for k, v in key)]
+            groups_for[projection] = matching
+        if not matching or (projection, shape[0]) in judged_node_kinds:
+            continue  # the same groups and the same PF names (part of the shape) as a node judged before
+        judged_node_kinds.add((projection, shape[0]))
         aliases, alias_key = cached_aliases(state, interfaces)
-        for selector_key, members in groups.items():
-            if (selector_key, alias_key) in judged_groups or not all(labels.get(k) == v for k, v in selector_key):
+        for selector_key, members in matching:
+            if (selector_key, alias_key) in judged_groups:
                 continue
             judged_groups.add((selector_key, alias_key))
             for peer in members:

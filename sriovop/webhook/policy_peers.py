@@ -7,6 +7,7 @@ judged once, which keeps 50 nodes x 50 policies at a few hundred comparisons.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,7 +62,9 @@ def cached_peer(obj: object) -> Peer | None:
 
 AliasKey = tuple[tuple[str, str], ...]
 #: id(NodeState) → (that object, its name aliases, their hashable key); the same identity rule as peers.
+#: Sized for one entry per node of a large cluster: a smaller bound would be cleared on every request.
 _ALIAS_CACHE: dict[int, tuple[object, dict[str, str], AliasKey]] = {}
+_ALIAS_CACHE_MAX = 65536
 
 
 def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -80,11 +83,32 @@ def cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> tu
         return hit[1], hit[2]
     aliases = _aliases(interfaces)
     key = tuple(sorted(aliases.items()))
-    if len(_ALIAS_CACHE) >= _PEER_CACHE_MAX:
+    if len(_ALIAS_CACHE) >= _ALIAS_CACHE_MAX:
         _ALIAS_CACHE.clear()
     if type(state) is FrozenDict:
         _ALIAS_CACHE[id(state)] = (state, aliases, key)
     return aliases, key
+
+
+#: id(NodeState) → (that object, the shape of its interfaces); the same identity rule as peers.
+_SHAPE_CACHE: dict[int, tuple[object, str]] = {}
+#: Interface fields that no selection or limit check reads (unique per node, so they would defeat the memo).
+_SHAPELESS = frozenset({"mac", "linkSpeed", "Vfs", "eSwitchMode"})
+
+
+def cached_shape(state: object, interfaces: Sequence[Mapping[str, Any]]) -> str:
+    """A key equal for NodeStates whose interfaces are judged alike: everything the per-interface
+    checks read (names, PCI addresses, vendor, device, VF counts, MTU, link type, netFilter, ...).
+    Nodes of one hardware model share it, so a request judges each model once instead of each node."""
+    hit = _SHAPE_CACHE.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    key = json.dumps([{k: v for k, v in i.items() if k not in _SHAPELESS} for i in interfaces], sort_keys=True)
+    if len(_SHAPE_CACHE) >= _ALIAS_CACHE_MAX:
+        _SHAPE_CACHE.clear()
+    if type(state) is FrozenDict:
+        _SHAPE_CACHE[id(state)] = (state, key)
+    return key
 
 
 def check_pf_conflicts(

@@ -71,6 +71,7 @@ def _check_disable_drain_transition(request: AdmissionRequest, view: ClusterView
     old_spec = as_map(old.get("spec"))
     if old_spec.get("disableDrain") is True:
         return
+    view.fresh()
     for state in view.node_states():
         status = as_map(state.get("status"))
         if status.get("syncStatus") == consts.SYNC_STATUS_IN_PROGRESS:

@@ -1,0 +1,90 @@
+"""The read-your-writes barrier of the webhook's informer view, with fake stores (no API server).
+
+Each store stands for one informer; its `resource_version` is what that informer last applied."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from sriovop.webhook.freshness import FreshnessBarrier
+
+
+class FakeStore:
+    def __init__(self, rv: str) -> None:
+        self.resource_version = rv
+
+
+def test_waits_until_a_lagging_cache_applies_the_current_resource_version() -> None:
+    store = FakeStore("10")
+    barrier = FreshnessBarrier([(lambda: "20", store)], settle=5.0, timeout=10.0)
+
+    def catch_up() -> None:
+        time.sleep(0.05)
+        store.resource_version = "15"  # an event in flight: not yet there
+        time.sleep(0.05)
+        store.resource_version = "20"
+
+    threading.Thread(target=catch_up).start()
+    started = time.monotonic()
+    barrier.wait()
+    assert store.resource_version == "20"
+    assert time.monotonic() - started < 5.0  # released by reaching R, not by the settle time
+
+
+def test_an_idle_cache_counts_as_caught_up_after_the_settle_time() -> None:
+    busy, idle = FakeStore("30"), FakeStore("7")
+    barrier = FreshnessBarrier([(lambda: "30", busy), (lambda: "30", idle)], settle=0.05, timeout=10.0)
+    started = time.monotonic()
+    barrier.wait()
+    assert 0.05 <= time.monotonic() - started < 5.0
+
+
+def test_a_cache_that_keeps_moving_below_r_is_waited_for_and_then_times_out() -> None:
+    store = FakeStore("1")
+    stop = threading.Event()
+
+    def trickle() -> None:
+        rv = 1
+        while not stop.is_set():
+            rv += 1
+            store.resource_version = str(min(rv, 99))  # never reaches 100, never quiet for 0.2 s
+            time.sleep(0.01)
+
+    threading.Thread(target=trickle, daemon=True).start()
+    barrier = FreshnessBarrier([(lambda: "100", store)], settle=0.2, timeout=0.3)
+    try:
+        with pytest.raises(TimeoutError, match="did not catch up with resourceVersion 100"):
+            barrier.wait()
+    finally:
+        stop.set()
+
+
+def test_concurrent_callers_share_rounds() -> None:
+    calls = []
+    store = FakeStore("5")
+
+    def current() -> str:
+        calls.append(1)
+        time.sleep(0.05)  # a slow consistent read: callers pile up behind it
+        return "5"
+
+    barrier = FreshnessBarrier([(current, store)], settle=0.0, timeout=5.0)
+    threads = [threading.Thread(target=barrier.wait) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert barrier.rounds == len(calls)
+    assert len(calls) <= 3  # the first round, then at most one more for all who arrived during it (+ slack)
+
+
+def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
+    def broken() -> str:
+        raise TimeoutError("api server unreachable")
+
+    barrier = FreshnessBarrier([(broken, FakeStore("1"))], settle=0.0, timeout=1.0)
+    with pytest.raises(TimeoutError, match="unreachable"):
+        barrier.wait()
