@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane test unit integration lint fmt demo e2e vm bench failover manifests crds clean
+.PHONY: all install deps venv control-plane node-components test unit integration lint fmt demo e2e vm bench failover manifests crds clean
 
 all: test
 
@@ -23,6 +23,10 @@ deps:
 control-plane: deps
 	bash hack/build-control-plane.sh
 
+# kubelet, kube-controller-manager, kube-scheduler and crictl for `sriovop dev cluster up --nodes N`.
+node-components: control-plane
+	bash hack/build-node-components.sh
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check sriovop test hack
 	$(VENV)/bin/mypy
@@ -32,14 +36,14 @@ fmt: $(VENV)/.installed
 	$(VENV)/bin/ruff format sriovop test hack
 
 # The README's test command: lint, the whole suite against a real kube-apiserver, then the QEMU e2e suite.
-test: $(VENV)/.installed control-plane lint vm
+test: $(VENV)/.installed control-plane node-components lint vm
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
 
 unit: $(VENV)/.installed
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
 
-integration: $(VENV)/.installed control-plane
+integration: $(VENV)/.installed control-plane node-components
 	$(VENV)/bin/pytest test/integration $(PYTEST_ARGS)
 
 # The QEMU igb guest (hack/vm/): QEMU from bookworm-backports, a Debian kernel, the initramfs.

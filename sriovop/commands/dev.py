@@ -13,16 +13,19 @@ import click
 
 DEFAULT_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "sriovop-dev"
 UP_TIMEOUT_S = 120.0
+UP_WITH_NODES_TIMEOUT_S = 420.0
+DOWN_GRACE_S = 180.0
 
 
 @click.group()
 def command() -> None:
-    """Development helpers: a local kube-apiserver + etcd on loopback."""
+    """Development helpers: a local control plane, optionally with kubelet nodes."""
 
 
 @command.group()
 def cluster() -> None:
-    """Start or stop a local control plane (kube-apiserver + etcd, RBAC on, admin client cert)."""
+    """Start or stop a local cluster: kube-apiserver + etcd (RBAC on, admin client cert), and with
+    --nodes N also kube-controller-manager, kube-scheduler, Service routing and N kubelet nodes."""
 
 
 def _supervisor_pid(directory: Path) -> int | None:
@@ -38,10 +41,14 @@ def _supervisor_pid(directory: Path) -> int | None:
 @cluster.command()
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DIR,
               show_default=True, help="Where certificates, data, logs, pids and the kubeconfig go.")
-def up(directory: Path) -> None:
-    """Start the control plane in the background and print the KUBECONFIG to use.
+@click.option("--nodes", type=click.IntRange(0, 16), default=0, show_default=True,
+              help="Kubelet nodes to run (sriovop-node-1..N, each with its own containerd, cgroup root and "
+                   "pod bridge; node 1 has the control-plane role). 0: only kube-apiserver and etcd.")
+def up(directory: Path, nodes: int) -> None:
+    """Start the cluster in the background and print the KUBECONFIG to use.
 
-    Binaries come from the cache that hack/build-control-plane.sh fills (built on first use).
+    Binaries come from the caches that hack/build-control-plane.sh and hack/build-node-components.sh
+    fill (built on first use). With --nodes it returns once every node is Ready.
     """
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -49,12 +56,17 @@ def up(directory: Path) -> None:
         click.echo(f"export KUBECONFIG={directory / 'kubeconfig'}")
         return
     click.echo("building or locating kube-apiserver and etcd ...", err=True)
-    from sriovop.devcluster import find_binaries, process  # imported here: `sriovop dev --help` stays fast
+    from sriovop.devcluster import find_binaries, process, teardown  # here: `sriovop dev --help` stays fast
+    from sriovop.devcluster.binaries import find_node_binaries
 
     find_binaries()
+    if nodes:
+        click.echo("building or locating kubelet, kube-controller-manager, kube-scheduler, crictl ...", err=True)
+        find_node_binaries()
+    timeout = UP_WITH_NODES_TIMEOUT_S if nodes else UP_TIMEOUT_S
     log = open(directory / "supervisor.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sriovop.devcluster.supervisor", "--dir", str(directory)],
+        [sys.executable, "-m", "sriovop.devcluster.supervisor", "--dir", str(directory), "--nodes", str(nodes)],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
     )
     log.close()
@@ -63,14 +75,19 @@ def up(directory: Path) -> None:
     while not (directory / "ready").exists():
         if proc.poll() is not None:
             raise click.ClickException(
-                f"the control plane failed to start (exit {proc.returncode}); "
+                f"the cluster failed to start (exit {proc.returncode}); "
                 f"{directory / 'supervisor.log'}:\n{process.log_tail(directory / 'supervisor.log')}"
             )
-        if time.monotonic() - started > UP_TIMEOUT_S:
-            process.kill_pid(proc.pid)
-            raise click.ClickException(f"the control plane was not ready within {UP_TIMEOUT_S:.0f}s")
+        if time.monotonic() - started > timeout:
+            process.kill_pid(proc.pid, grace=DOWN_GRACE_S)
+            teardown.cleanup(directory)
+            raise click.ClickException(
+                f"the cluster was not ready within {timeout:.0f}s; {directory / 'supervisor.log'}:\n"
+                f"{process.log_tail(directory / 'supervisor.log')}"
+            )
         time.sleep(0.2)
-    click.echo(f"control plane ready in {time.monotonic() - started:.1f}s (pids in {directory})", err=True)
+    what = f"cluster with {nodes} node(s)" if nodes else "control plane"
+    click.echo(f"{what} ready in {time.monotonic() - started:.1f}s (pids and logs in {directory})", err=True)
     click.echo(f"export KUBECONFIG={directory / 'kubeconfig'}")
 
 
@@ -78,13 +95,13 @@ def up(directory: Path) -> None:
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DIR,
               show_default=True, help="The directory given to `up`.")
 def down(directory: Path) -> None:
-    """Stop the control plane started by `up`, leaving no process behind."""
-    from sriovop.devcluster import process
+    """Stop the cluster started by `up`, leaving no process, mount, bridge, iptables rule or cgroup behind."""
+    from sriovop.devcluster import process, teardown
 
     directory = directory.resolve()
     pid = _supervisor_pid(directory)
     if pid is not None:
-        process.kill_pid(pid, grace=30.0)
+        process.kill_pid(pid, grace=DOWN_GRACE_S)
     try:
         children = json.loads((directory / "state.json").read_text())["pids"].values()
     except (FileNotFoundError, ValueError, KeyError):
@@ -92,5 +109,6 @@ def down(directory: Path) -> None:
     for child in children:
         if child and process.pid_alive(int(child)):
             process.kill_pid(int(child))
+    teardown.cleanup(directory)
     (directory / "supervisor.pid").unlink(missing_ok=True)
     click.echo("stopped" if pid is not None else "not running", err=True)

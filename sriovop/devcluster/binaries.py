@@ -1,4 +1,5 @@
-"""Where the control-plane binaries come from: the cache that hack/build-control-plane.sh fills."""
+"""Where the cluster binaries come from: the caches that hack/build-control-plane.sh and
+hack/build-node-components.sh fill (built on first use from a source checkout)."""
 
 from __future__ import annotations
 
@@ -16,31 +17,64 @@ class ControlPlaneBinaries:
     etcd: Path
 
 
-def cache_dir(k8s_version: str = DEFAULT_K8S_VERSION) -> Path:
-    explicit = os.environ.get("SRIOVOP_CONTROL_PLANE_DIR")
+@dataclass(frozen=True)
+class NodeBinaries:
+    kubelet: Path
+    kube_controller_manager: Path
+    kube_scheduler: Path
+    crictl: Path
+
+
+def _cache(env: str, kind: str, k8s_version: str) -> Path:
+    explicit = os.environ.get(env)
     if explicit:
         return Path(explicit)
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "sriovop" / "control-plane" / k8s_version
+    return base / "sriovop" / kind / k8s_version
 
 
-def _build_script() -> Path | None:
-    script = Path(__file__).resolve().parents[2] / "hack" / "build-control-plane.sh"
+def cache_dir(k8s_version: str = DEFAULT_K8S_VERSION) -> Path:
+    return _cache("SRIOVOP_CONTROL_PLANE_DIR", "control-plane", k8s_version)
+
+
+def node_cache_dir(k8s_version: str = DEFAULT_K8S_VERSION) -> Path:
+    return _cache("SRIOVOP_NODE_DIR", "node", k8s_version)
+
+
+def _script(name: str) -> Path | None:
+    script = Path(__file__).resolve().parents[2] / "hack" / name
     return script if script.is_file() else None
 
 
-def find_binaries(build: bool = True, k8s_version: str = DEFAULT_K8S_VERSION) -> ControlPlaneBinaries:
-    """Return cached binaries, building them first when allowed and a source checkout is at hand."""
-    directory = cache_dir(k8s_version)
-    found = ControlPlaneBinaries(directory / "kube-apiserver", directory / "etcd")
-    if (directory / ".complete").exists() and all(os.access(p, os.X_OK) for p in vars(found).values()):
-        return found
-    script = _build_script()
+def _ensure_built(directory: Path, paths: list[Path], script_name: str, env_var: str, what: str,
+                  build: bool, k8s_version: str) -> None:
+    if (directory / ".complete").exists() and all(os.access(p, os.X_OK) for p in paths):
+        return
+    script = _script(script_name)
     if not build or script is None:
         raise FileNotFoundError(
-            f"kube-apiserver and etcd are not built in {directory}; run hack/build-control-plane.sh "
-            "from a sriovop checkout (or point SRIOVOP_CONTROL_PLANE_DIR at a directory holding both)"
+            f"{what} are not built in {directory}; run hack/{script_name} from a sriovop checkout "
+            f"(or point {env_var} at a directory holding them)"
         )
     env = dict(os.environ, K8S_VERSION=k8s_version)
     subprocess.run(["bash", str(script)], check=True, env=env, stdout=subprocess.DEVNULL)
-    return find_binaries(build=False, k8s_version=k8s_version)
+    _ensure_built(directory, paths, script_name, env_var, what, False, k8s_version)
+
+
+def find_binaries(build: bool = True, k8s_version: str = DEFAULT_K8S_VERSION) -> ControlPlaneBinaries:
+    """Return cached kube-apiserver and etcd, building them first when allowed and a checkout is at hand."""
+    directory = cache_dir(k8s_version)
+    found = ControlPlaneBinaries(directory / "kube-apiserver", directory / "etcd")
+    _ensure_built(directory, list(vars(found).values()), "build-control-plane.sh", "SRIOVOP_CONTROL_PLANE_DIR",
+                  "kube-apiserver and etcd", build, k8s_version)
+    return found
+
+
+def find_node_binaries(build: bool = True, k8s_version: str = DEFAULT_K8S_VERSION) -> NodeBinaries:
+    """Return cached kubelet, kube-controller-manager, kube-scheduler and crictl (built when allowed)."""
+    directory = node_cache_dir(k8s_version)
+    found = NodeBinaries(directory / "kubelet", directory / "kube-controller-manager",
+                         directory / "kube-scheduler", directory / "crictl")
+    _ensure_built(directory, list(vars(found).values()), "build-node-components.sh", "SRIOVOP_NODE_DIR",
+                  "kubelet, kube-controller-manager, kube-scheduler and crictl", build, k8s_version)
+    return found

@@ -23,6 +23,7 @@ import structlog
 import yaml
 
 from sriovop.devcluster import process
+from sriovop.devcluster.addressing import ClusterNetwork
 from sriovop.devcluster.binaries import ControlPlaneBinaries, find_binaries
 from sriovop.devcluster.certs import CertificateAuthority, KeyPair, service_account_keys
 
@@ -43,8 +44,11 @@ class ControlPlane:
         directory: Path | None = None,
         binaries: ControlPlaneBinaries | None = None,
         extra_apiserver_args: list[str] | None = None,
+        network: ClusterNetwork | None = None,
     ) -> None:
+        """With `network`, kube-apiserver serves a cluster with nodes (see _node_args)."""
         self._owns_dir = directory is None
+        self.network = network
         self.dir = Path(directory or tempfile.mkdtemp(prefix="sriovop-cp-"))
         self._binaries = binaries
         self._extra = list(extra_apiserver_args or [])
@@ -93,10 +97,12 @@ class ControlPlane:
         pki.mkdir(parents=True, exist_ok=True)
         self._ca = CertificateAuthority()
         self._ca.as_pair().write(pki, "ca")
-        self._ca.issue_server(
-            ["127.0.0.1", "localhost", "10.0.0.1", "kubernetes", "kubernetes.default",
-             "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"]
-        ).write(pki, "apiserver")
+        hosts = ["127.0.0.1", "localhost", "10.0.0.1", "kubernetes", "kubernetes.default",
+                 "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"]
+        if self.network is not None:
+            hosts += [self.network.host_ip, self.network.kubernetes_service_ip]
+            self._ca.issue_client("kube-apiserver-kubelet-client", ["system:masters"]).write(pki, "kubelet-client")
+        self._ca.issue_server(hosts).write(pki, "apiserver")
         service_account_keys().write(pki, "sa")
         if not self._atexit_registered:
             atexit.register(self.stop)
@@ -129,21 +135,52 @@ class ControlPlane:
         return [
             str(binaries.kube_apiserver),
             f"--etcd-servers={self.etcd_url}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
             f"--secure-port={self.apiserver_port}",
             f"--cert-dir={pki}",
             f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
             f"--client-ca-file={pki / 'ca.crt'}",
-            "--authorization-mode=RBAC", "--allow-privileged=true",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--disable-admission-plugins=ServiceAccount",
+            "--allow-privileged=true",
             f"--service-account-issuer=https://127.0.0.1:{self.apiserver_port}/",
             f"--service-account-key-file={pki / 'sa.crt'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
-            "--endpoint-reconciler-type=none",
             "--profiling=false",
             "--max-requests-inflight=1000", "--max-mutating-requests-inflight=500",
+            *(self._node_args() if self.network is not None else self._loopback_args()),
             *self._extra,
+        ]
+
+    @staticmethod
+    def _loopback_args() -> list[str]:
+        """No kubelets or controllers: no ServiceAccount admission (no controller makes the `default`
+        accounts), no endpoints for the `kubernetes` Service."""
+        return [
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            "--authorization-mode=RBAC",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--disable-admission-plugins=ServiceAccount",
+            "--endpoint-reconciler-type=none",
+        ]
+
+    def _node_args(self) -> list[str]:
+        """What changes when kubelets, controllers and pods use this apiserver.
+
+        Pods reach it through the `kubernetes` Service, so it listens beyond loopback and advertises the
+        host address (the lease endpoint reconciler keeps that Service's endpoints); pods get
+        ServiceAccount tokens; kubelets are authorized as nodes; webhook and aggregated-API Services are
+        called at their endpoint (pod) IPs, which the host routes to directly.
+        """
+        assert self.network is not None
+        pki = self.dir / "pki"
+        return [
+            "--bind-address=0.0.0.0", f"--advertise-address={self.network.host_ip}",
+            f"--service-cluster-ip-range={self.network.service_range}",
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction",
+            "--endpoint-reconciler-type=lease",
+            "--enable-aggregator-routing=true",
+            f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
+            f"--kubelet-client-key={pki / 'kubelet-client.key'}",
+            "--kubelet-preferred-address-types=InternalIP",
         ]
 
     def _start_apiserver(self, binaries: ControlPlaneBinaries) -> None:

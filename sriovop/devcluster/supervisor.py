@@ -1,7 +1,8 @@
 """The background process behind `sriovop dev cluster up`.
 
-It owns etcd and kube-apiserver (they die with it through PR_SET_PDEATHSIG) and stops them on SIGTERM,
-so `down` only has to signal one pid.
+It owns every process of the cluster (they die with it through PR_SET_PDEATHSIG) and stops them on
+SIGTERM, so `down` only has to signal one pid. With --nodes N it also runs the nodes and, on the way
+out, removes what they leave on the host (teardown.cleanup).
 """
 
 from __future__ import annotations
@@ -12,14 +13,23 @@ import shutil
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from sriovop.devcluster.controlplane import ControlPlane
+from sriovop.devcluster.nodecluster import NodeCluster
+
+
+def _pause_image() -> list[Path]:
+    from sriovop.devcluster.images.pause import ensure_pause_archive
+
+    return [ensure_pause_archive()]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sriovop-dev-cluster-supervisor")
     parser.add_argument("--dir", required=True, type=Path)
+    parser.add_argument("--nodes", type=int, default=0)
     args = parser.parse_args(argv)
     directory: Path = args.dir
     for stale in ("etcd-data", "pki", "users", "state.json", "ready"):
@@ -31,17 +41,34 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    cp = ControlPlane(directory)
-    try:
-        cp.start()
-        (directory / "ready").write_text(json.dumps({"url": cp.url, "kubeconfig": str(cp.kubeconfig)}))
-        while not stop.wait(1.0):
+    dead: Callable[[], str | None]
+    if args.nodes > 0:
+        cluster = NodeCluster(directory, args.nodes, images=_pause_image)
+        stopper: Callable[[], None] = cluster.stop
+        dead = cluster.dead
+    else:
+        cp = ControlPlane(directory)
+        stopper = cp.stop
+
+        def dead() -> str | None:
             for name, proc in (("etcd", cp.etcd), ("kube-apiserver", cp.apiserver)):
                 if proc is not None and proc.poll() is not None:
-                    print(f"{name} exited with code {proc.returncode}; stopping", file=sys.stderr)
-                    stop.set()
+                    return f"{name} exited with code {proc.returncode}"
+            return None
+    try:
+        if args.nodes > 0:
+            cluster.start()
+            url = cluster.control_plane.url
+        else:
+            cp.start()
+            url = cp.url
+        (directory / "ready").write_text(json.dumps({"url": url, "kubeconfig": str(directory / "kubeconfig")}))
+        while not stop.wait(1.0):
+            if (failure := dead()) is not None:
+                print(f"{failure}; stopping", file=sys.stderr)
+                stop.set()
     finally:
-        cp.stop()
+        stopper()
         (directory / "ready").unlink(missing_ok=True)
     return 0
 

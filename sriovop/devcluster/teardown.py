@@ -1,0 +1,138 @@
+"""Remove everything a cluster with nodes put on the host, from its directory and cluster.json alone.
+
+The supervisor calls it after stopping its processes; `down` calls it again after killing a supervisor
+that did not stop in time (or was SIGKILLed), so every step is idempotent and relies on no live process.
+What a node leaves when its processes are gone, and how each is found:
+- containerd shims (they re-parent themselves and outlive containerd): by the `-address` of their node's
+  socket in their command line; containers left behind: by the node's cgroup tree.
+- mounts (overlay rootfs, pod network namespaces, kubelet volumes and its rshared root bind): by
+  mount point under the cluster directory, removed deepest first with a lazy unmount.
+- the node bridges (and any veth still attached to one), the cluster's Service chains, the cgroups,
+  the address-slot claim.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import structlog
+from pyroute2 import IPRoute
+
+from sriovop.devcluster import addressing, cgroups, serviceproxy
+from sriovop.devcluster.addressing import ClusterNetwork
+
+log = structlog.get_logger("devcluster.teardown")
+
+_MNT_DETACH = 2
+STATE_FILE = "cluster.json"
+
+
+def cgroup_name(net: ClusterNetwork, node: str) -> str:
+    return f"{net.tag}-{node}"
+
+
+def load_network(directory: Path) -> ClusterNetwork | None:
+    try:
+        return ClusterNetwork.from_json(json.loads((directory / STATE_FILE).read_text()))
+    except FileNotFoundError:
+        return None
+
+
+def shim_pids(socket: Path) -> list[int]:
+    """containerd-shim processes serving the containerd at `socket`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        if argv and b"containerd-shim" in argv[0] and str(socket).encode() in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def mounts_under(directory: Path) -> list[str]:
+    """Mount points at or below `directory`, deepest (and most recently stacked) first."""
+    prefix = str(directory).rstrip("/") + "/"
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point.startswith(prefix) or point == prefix.rstrip("/"):
+            points.append(point)
+    return sorted(points, key=lambda p: p.count("/"), reverse=True)
+
+
+def unmount_all(directory: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for _ in range(10):  # stacked mounts reappear underneath; a few passes clear any depth seen here
+        points = mounts_under(directory)
+        if not points:
+            return
+        for point in points:
+            if libc.umount2(point.encode(), _MNT_DETACH) != 0:
+                log.debug("umount failed", point=point, errno=ctypes.get_errno())
+    left = mounts_under(directory)
+    if left:
+        raise RuntimeError(f"mounts left under {directory}: {left}")
+
+
+def delete_bridges(names: list[str]) -> None:
+    with IPRoute() as ipr:
+        for name in names:
+            found = ipr.link_lookup(ifname=name)
+            if not found:
+                continue
+            for link in ipr.get_links():
+                if link.get_attr("IFLA_MASTER") == found[0]:
+                    ipr.link("del", index=link["index"])
+            ipr.link("del", index=found[0])
+
+
+def bridges_left(names: list[str]) -> list[str]:
+    with IPRoute() as ipr:
+        return [n for n in names if ipr.link_lookup(ifname=n)]
+
+
+def veths_on(names: list[str]) -> list[str]:
+    """Interfaces still enslaved to one of the bridges (pod veths)."""
+    with IPRoute() as ipr:
+        masters = {i for n in names for i in ipr.link_lookup(ifname=n)}
+        return [str(link.get_attr("IFLA_IFNAME")) for link in ipr.get_links()
+                if link.get_attr("IFLA_MASTER") in masters]
+
+
+def remove_pods(crictl: Path | None, socket: Path) -> None:
+    """Stop and remove every pod sandbox while containerd still runs: CNI DEL frees IPs and veths."""
+    if crictl is None or not socket.exists():
+        return
+    subprocess.run(
+        [str(crictl), "--runtime-endpoint", f"unix://{socket}", "--timeout", "60s", "rmp", "--all", "--force"],
+        capture_output=True, check=False, timeout=180,
+    )
+
+
+def cleanup(directory: Path) -> None:
+    """Remove every host object of the cluster in `directory`; safe to call any number of times."""
+    net = load_network(directory)
+    if net is None:
+        return
+    for node in net.nodes:
+        for pid in shim_pids(directory / "nodes" / node.name / "containerd.sock"):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for node in net.nodes:
+        cgroups.remove(cgroup_name(net, node.name))
+    unmount_all(directory)
+    delete_bridges([n.bridge for n in net.nodes])
+    serviceproxy.uninstall(net.tag, str(net.service_range))
+    addressing.release(directory, net.slot)
+    log.info("cluster host objects removed", dir=str(directory))
