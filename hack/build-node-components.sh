@@ -49,7 +49,7 @@ for c in "${COMPONENTS[@]}"; do step "verify: $c $("$OUT/$c" --version)"; done
 
 if [ ! -x "$OUT/crictl" ]; then
   step "building crictl $CRICTL_VERSION"
-  GOBIN="$W/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@${CRICTL_VERSION}"
+  GOBIN="$W/bin" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=${CRICTL_VERSION#v}" "sigs.k8s.io/cri-tools/cmd/crictl@${CRICTL_VERSION}"
   mv "$W/bin/crictl" "$OUT/crictl"
 fi
 step "verify: $("$OUT/crictl" --version)"

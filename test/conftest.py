@@ -6,6 +6,8 @@ A test that needs the control plane fails (never skips) when it cannot be starte
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sriovop.devcluster import ControlPlane
+from test.support.cluster import ClusterNodes, cluster_down, cluster_up
 from test.support.kube import apply_crds, create_namespace, delete_namespace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,3 +46,20 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
     yield name
     if not os.environ.get("SRIOVOP_KEEP_NAMESPACES"):
         delete_namespace(control_plane.kubeconfig, name)
+
+
+@pytest.fixture(scope="session")
+def cluster_nodes() -> Iterator[ClusterNodes]:
+    """A 2-node cluster on this machine (real kubelets, one containerd each, kube-controller-manager,
+    kube-scheduler, Service routing), started with `sriovop dev cluster up --nodes 2` for the whole run.
+
+    Host: this machine, not the simulated SR-IOV host nor the QEMU guest. Nodes: sriovop-node-1
+    (control-plane role) and sriovop-node-2 (worker). The directory is short on purpose: containerd's
+    socket path must fit a unix socket address.
+    """
+    directory = Path(tempfile.mkdtemp(prefix="sov-", dir="/tmp"))
+    try:
+        yield cluster_up(directory, 2)
+    finally:
+        cluster_down(directory)
+        shutil.rmtree(directory, ignore_errors=True)

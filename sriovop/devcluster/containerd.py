@@ -17,8 +17,8 @@ from pathlib import Path
 
 from sriovop.devcluster import process
 from sriovop.devcluster.addressing import NodeNetwork
+from sriovop.devcluster.images.pause import PAUSE_IMAGE
 
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 CNI_BIN_DIR = "/usr/lib/cni"
 NAMESPACE = "k8s.io"
 READY_TIMEOUT_S = 60.0

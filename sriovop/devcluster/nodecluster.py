@@ -48,6 +48,16 @@ def role_label(index: int) -> str:
     return CONTROL_PLANE_ROLE if index == 1 else WORKER_ROLE
 
 
+def _schedulable(node: dict[str, object]) -> bool:
+    """Ready, and kube-controller-manager has lifted the not-ready taint (pods schedule right away)."""
+    status, spec = node.get("status") or {}, node.get("spec") or {}
+    assert isinstance(status, dict) and isinstance(spec, dict)
+    conditions = status.get("conditions") or []
+    taints = {t.get("key") for t in spec.get("taints") or []}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return ready and not taints & {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+
+
 def _prepare_host() -> None:
     for key, value in _SYSCTLS.items():
         path = Path("/proc/sys") / key
@@ -157,8 +167,7 @@ class NodeCluster:
                 if name not in labelled:
                     client.patch(NODE, name, {"metadata": {"labels": {role_label(node.index): ""}}})
                     labelled.add(name)
-                conditions = (obj.get("status") or {}).get("conditions") or []
-                if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+                if _schedulable(obj):
                     ready.add(name)
             if len(ready) == len(self.nodes) and labelled >= ready:
                 return

@@ -1,0 +1,3 @@
+module sriovop.test/apicheck
+
+go 1.22
