@@ -13,21 +13,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.35.4}
 CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/sriovop
 OUT=${SRIOVOP_CONTROL_PLANE_DIR:-$CACHE_ROOT/control-plane/$K8S_VERSION}
-START=$(date +%s)
-
-step() { printf '[build-control-plane %4ds] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
-
-if [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/etcd" ] && [ -f "$OUT/.complete" ]; then
-  step "cached: $OUT"
-  echo "$OUT"
-  exit 0
-fi
-
-k8s_go_env
-mkdir -p "$OUT"
-
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+k8s_begin kube-apiserver etcd
 
 # --- kube-apiserver -------------------------------------------------------------------------------
 if [ ! -x "$OUT/kube-apiserver" ]; then

@@ -17,20 +17,7 @@ CRICTL_VERSION=${CRICTL_VERSION:-v1.34.0}
 CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/sriovop
 OUT=${SRIOVOP_NODE_DIR:-$CACHE_ROOT/node/$K8S_VERSION}
 COMPONENTS=(kubelet kube-controller-manager kube-scheduler)
-START=$(date +%s)
-
-step() { printf '[build-node-components %4ds] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
-
-if [ -f "$OUT/.complete" ]; then
-  step "cached: $OUT"
-  echo "$OUT"
-  exit 0
-fi
-
-k8s_go_env
-mkdir -p "$OUT"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+k8s_begin "${COMPONENTS[@]}" crictl
 
 missing=()
 for c in "${COMPONENTS[@]}"; do [ -x "$OUT/$c" ] || missing+=("$c"); done
@@ -49,7 +36,9 @@ for c in "${COMPONENTS[@]}"; do step "verify: $c $("$OUT/$c" --version)"; done
 
 if [ ! -x "$OUT/crictl" ]; then
   step "building crictl $CRICTL_VERSION"
-  GOBIN="$W/bin" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=${CRICTL_VERSION#v}" "sigs.k8s.io/cri-tools/cmd/crictl@${CRICTL_VERSION}"
+  mkdir -p "$W/bin"
+  GOBIN="$W/bin" go install -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=${CRICTL_VERSION#v}" "sigs.k8s.io/cri-tools/cmd/crictl@${CRICTL_VERSION}"
   mv "$W/bin/crictl" "$OUT/crictl"
 fi
 step "verify: $("$OUT/crictl" --version)"

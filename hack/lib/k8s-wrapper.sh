@@ -3,7 +3,26 @@
 #
 # Go ignores a dependency's `replace` directives, and k8s.io/kubernetes points every staging module at
 # ./staging with one, so a throwaway wrapper module pins each staging module to its published v0.N.M tag.
-# Callers set K8S_VERSION and CACHE_ROOT and define step().
+# Callers set K8S_VERSION, CACHE_ROOT and OUT (the cache directory), then call k8s_begin.
+
+START=$(date +%s)
+step() { printf '[%s %4ds] %s\n' "$(basename "$0" .sh)" "$(( $(date +%s) - START ))" "$*" >&2; }
+
+# k8s_begin BINARY...: when $OUT holds every BINARY and .complete, prints $OUT and exits (the warm path);
+# otherwise prepares the Go environment, $OUT and a work directory $W removed on exit.
+k8s_begin() {
+  local b cached=1
+  for b in "$@"; do [ -x "$OUT/$b" ] || cached=0; done
+  if [ "$cached" = 1 ] && [ -f "$OUT/.complete" ]; then
+    step "cached: $OUT"
+    echo "$OUT"
+    exit 0
+  fi
+  k8s_go_env
+  mkdir -p "$OUT"
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"' EXIT
+}
 
 k8s_go_env() {
   command -v go >/dev/null || { echo "$(basename "$0"): go is not on PATH (Go 1.24+ is needed)" >&2; exit 1; }
