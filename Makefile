@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components test unit integration lint fmt demo e2e vm bench failover manifests crds clean
+.PHONY: all install deps venv control-plane node-components images test unit integration lint fmt demo e2e vm bench failover manifests crds clean
 
 all: test
 
@@ -35,8 +35,14 @@ fmt: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix sriovop test hack
 	$(VENV)/bin/ruff format sriovop test hack
 
+# The operator, webhook, config-daemon and pause images as OCI archives in build/images/, from Debian
+# packages and wheels without a registry (layers cached; durations in the README).
+# `sriovop dev images load --dir DIR` imports them into a local cluster's nodes.
+images: $(VENV)/.installed deps
+	$(VENV)/bin/sriovop dev images build --out build/images
+
 # The README's test command: lint, the whole suite against a real kube-apiserver, then the QEMU e2e suite.
-test: $(VENV)/.installed control-plane node-components lint vm
+test: $(VENV)/.installed control-plane node-components lint vm images
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from sriovop.commands._dev_images import images
+
 DEFAULT_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "sriovop-dev"
 UP_TIMEOUT_S = 120.0
 UP_WITH_NODES_TIMEOUT_S = 420.0
@@ -20,6 +22,9 @@ DOWN_GRACE_S = 180.0
 @click.group()
 def command() -> None:
     """Development helpers: a local control plane, optionally with kubelet nodes."""
+
+
+command.add_command(images)
 
 
 @command.group()

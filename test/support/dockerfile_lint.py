@@ -7,6 +7,7 @@ like a secret is baked in; package caches are not kept.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -93,3 +94,57 @@ def lint(text: str, nonroot_stages: tuple[str, ...]) -> list[str]:
         elif stage.user is None or stage.user.split(":")[0] in ("0", "root"):
             findings.append(f"stage {wanted}: no non-root USER (found {stage.user!r})")
     return findings
+
+
+@dataclass
+class EffectiveStage:
+    """What a stage's image runs and contains, following FROM through the stages it is built on."""
+
+    entrypoint: list[str] | None = None
+    cmd: list[str] | None = None
+    user: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    apt_packages: set[str] = field(default_factory=set)
+
+
+def _apt_packages(run: str) -> set[str]:
+    found: set[str] = set()
+    for command in run.split("&&"):
+        words = command.split()
+        if words[:2] == ["apt-get", "install"]:
+            found |= {w for w in words[2:] if not w.startswith("-")}
+    return found
+
+
+def _env(rest: str) -> dict[str, str]:
+    pairs = [word.split("=", 1) for word in rest.split()]
+    return {p[0]: p[1] for p in pairs if len(p) == 2}
+
+
+def effective(stages: list[Stage], name: str) -> EffectiveStage:
+    """Resolve `name`'s ENTRYPOINT/CMD/USER/ENV and apt-get installs through its FROM chain.
+
+    As in Docker, an ENTRYPOINT set in a stage clears the CMD it inherited.
+    """
+    by_name = {s.name: s for s in stages}
+    chain: list[Stage] = []
+    stage: Stage | None = by_name[name]
+    while stage is not None:
+        chain.insert(0, stage)
+        stage = by_name.get(stage.base)
+    out = EffectiveStage()
+    for stage in chain:
+        for line in stage.lines:
+            instr, _, rest = line.partition(" ")
+            instr = instr.upper()
+            if instr == "ENTRYPOINT":
+                out.entrypoint, out.cmd = json.loads(rest), None
+            elif instr == "CMD":
+                out.cmd = json.loads(rest)
+            elif instr == "USER":
+                out.user = rest.strip()
+            elif instr == "ENV":
+                out.env.update(_env(rest))
+            elif instr == "RUN":
+                out.apt_packages |= _apt_packages(rest)
+    return out

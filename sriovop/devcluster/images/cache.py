@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from sriovop.devcluster.images.oci import Layer, write_layer
 
 
 def cache_root() -> Path:
@@ -42,3 +46,39 @@ def locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def cached_layer(name: str, build: Callable[[Path], None], owner: tuple[int, int] | None = None,
+                 root: Path | None = None) -> Layer:
+    """The layer `name` from the cache, or `build(rootfs_dir)` it, pack it and cache it.
+
+    `name` must carry the content key of everything the layer is made from. The layer's digests are
+    kept in a JSON file beside the blob so a warm build reads them instead of re-hashing the blob.
+    `owner` forces one uid/gid on every entry (see write_layer).
+    """
+    layers = (root or cache_root()) / "layers"
+    blob = layers / f"{name}.tar.gz"
+    meta = layers / f"{name}.json"
+    found = _read_layer(blob, meta)
+    if found is not None:
+        return found
+    with locked(layers / f".{name}.lock"):
+        found = _read_layer(blob, meta)
+        if found is not None:
+            return found
+        with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=layers) as tmp:
+            rootfs = Path(tmp) / "rootfs"
+            rootfs.mkdir(mode=0o755)
+            build(rootfs)
+            layer = write_layer(rootfs, blob, owner=owner)
+        meta.write_text(json.dumps({"digest": layer.digest, "diff_id": layer.diff_id, "size": layer.size}))
+        return layer
+
+
+def _read_layer(blob: Path, meta: Path) -> Layer | None:
+    try:
+        data = json.loads(meta.read_text())
+        layer = Layer(path=blob, digest=data["digest"], diff_id=data["diff_id"], size=int(data["size"]))
+    except (FileNotFoundError, ValueError, KeyError):
+        return None
+    return layer if blob.is_file() and blob.stat().st_size == layer.size else None

@@ -209,12 +209,53 @@ def validate_reference(name: str) -> str:
     return tag
 
 
-def write_image(out: Path, name: str, layers: Sequence[Layer], config: ImageConfig,
-                architecture: str | None = None) -> str:
-    """Write an OCI image-layout tar of `layers` (bottom first) named `name`; return the manifest digest.
+@dataclass(frozen=True)
+class ImagePlan:
+    """An image's small blobs computed in memory, so a builder can tell whether an archive is current
+    (`index_digest` covers the name, the config and every layer) before writing anything."""
 
-    The archive is written to a temporary file and renamed, so a reader never sees half an archive.
-    """
+    name: str
+    layers: tuple[Layer, ...]
+    config_blob: bytes
+    manifest_blob: bytes
+    index_blob: bytes
+
+    @property
+    def manifest_digest(self) -> str:
+        return _digest(self.manifest_blob)
+
+    @property
+    def index_digest(self) -> str:
+        return _digest(self.index_blob)
+
+    def write(self, out: Path) -> None:
+        """Write the archive to a temporary file and rename it, so a reader never sees half of one."""
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".part")
+        blobs: dict[str, bytes | Layer] = {_digest(self.config_blob): self.config_blob,
+                                           self.manifest_digest: self.manifest_blob}
+        for layer in self.layers:
+            blobs.setdefault(layer.digest, layer)
+        with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
+            _add_dir(tar, "blobs")
+            _add_dir(tar, "blobs/sha256")
+            for digest in sorted(blobs):
+                blob = blobs[digest]
+                arcname = "blobs/sha256/" + digest.removeprefix("sha256:")
+                if isinstance(blob, Layer):
+                    info = tarfile.TarInfo(arcname)
+                    info.size, info.mtime, info.mode = blob.size, FIXED_MTIME, 0o644
+                    with open(blob.path, "rb") as fh:
+                        tar.addfile(info, fh)
+                else:
+                    _add_bytes(tar, arcname, blob)
+            _add_bytes(tar, "index.json", self.index_blob)
+            _add_bytes(tar, "oci-layout", _json_blob({"imageLayoutVersion": "1.0.0"}))
+        os.replace(tmp, out)
+
+
+def plan_image(name: str, layers: Sequence[Layer], config: ImageConfig, architecture: str | None = None) -> ImagePlan:
+    """Validate the input and compute the config, manifest and index of `layers` (bottom first)."""
     tag = validate_reference(name)
     config.validate()
     if not layers:
@@ -233,37 +274,23 @@ def write_image(out: Path, name: str, layers: Sequence[Layer], config: ImageConf
         "config": {"mediaType": MEDIA_CONFIG, "digest": _digest(config_blob), "size": len(config_blob)},
         "layers": [layer.descriptor() for layer in layers],
     })
-    manifest_digest = _digest(manifest_blob)
     index_blob = _json_blob({
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
         "manifests": [{
             "mediaType": MEDIA_MANIFEST,
-            "digest": manifest_digest,
+            "digest": _digest(manifest_blob),
             "size": len(manifest_blob),
             "platform": {"architecture": arch, "os": "linux"},
             "annotations": {ANNOTATION_CONTAINERD_NAME: name, ANNOTATION_REF_NAME: tag},
         }],
     })
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    blobs: dict[str, bytes | Layer] = {_digest(config_blob): config_blob, manifest_digest: manifest_blob}
-    for layer in layers:
-        blobs.setdefault(layer.digest, layer)
-    with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
-        _add_dir(tar, "blobs")
-        _add_dir(tar, "blobs/sha256")
-        for digest in sorted(blobs):
-            blob = blobs[digest]
-            arcname = "blobs/sha256/" + digest.removeprefix("sha256:")
-            if isinstance(blob, Layer):
-                info = tarfile.TarInfo(arcname)
-                info.size, info.mtime, info.mode = blob.size, FIXED_MTIME, 0o644
-                with open(blob.path, "rb") as fh:
-                    tar.addfile(info, fh)
-            else:
-                _add_bytes(tar, arcname, blob)
-        _add_bytes(tar, "index.json", index_blob)
-        _add_bytes(tar, "oci-layout", _json_blob({"imageLayoutVersion": "1.0.0"}))
-    os.replace(tmp, out)
-    return manifest_digest
+    return ImagePlan(name, tuple(layers), config_blob, manifest_blob, index_blob)
+
+
+def write_image(out: Path, name: str, layers: Sequence[Layer], config: ImageConfig,
+                architecture: str | None = None) -> str:
+    """Write an OCI image-layout tar of `layers` (bottom first) named `name`; return the manifest digest."""
+    plan = plan_image(name, layers, config, architecture)
+    plan.write(out)
+    return plan.manifest_digest
