@@ -23,7 +23,7 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return float(value)
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--node-name", envvar="NODE_NAME", default=None,
               help="This node's name (required; default: $NODE_NAME, set from spec.nodeName in the DaemonSet).")
 @click.option("--host-root", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -56,8 +56,9 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
               help="How long to wait for created VFs to appear.")
 @click.option("--netdev-wait-timeout", type=float, default=10.0, show_default=True, callback=_seconds,
               help="How long to wait for a VF's netdev after binding its driver.")
-@click.option("--use-systemd-service", is_flag=True, default=False, hidden=True,
-              help="Accepted for DaemonSet compatibility; systemd mode is not implemented (daemon mode is used).")
+@click.option("--use-systemd-service", is_flag=True, default=False,
+              help="Systemd configuration mode (configurationMode: systemd): write the spec for the host's "
+                   "sriov-config services, install them, reboot for changes, report their result.")
 @click.option("--parallel-nic-config", is_flag=True, default=False,
               help="Configure the PFs of this node concurrently and report every failing PF (upstream's flag; "
                    "the operator adds it with the parallelNicConfig feature gate). Default: one PF at a time, "
@@ -68,8 +69,9 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
 @click.option("--ovs-socket-path", default="",
               help="OVSDB socket for --manage-software-bridges, e.g. unix:/var/run/openvswitch/db.sock "
                    "(default: var/run/openvswitch/db.sock under the host root).")
-def command(node_name: str | None, host_root: Path | None, state_dir: str | None, kubeconfig: str | None,
-            namespace: str | None, log_level: str, log_format: str, metrics_bind_address: str,
+@click.pass_context
+def command(ctx: click.Context, node_name: str | None, host_root: Path | None, state_dir: str | None,
+            kubeconfig: str | None, namespace: str | None, log_level: str, log_format: str, metrics_bind_address: str,
             disable_plugins: str, reboot: bool, requeue_after: float, retry_base_delay: float,
             retry_max_delay: float, startup_max_delay: float, sysfs_write_timeout: float, vf_wait_timeout: float,
             netdev_wait_timeout: float, use_systemd_service: bool, parallel_nic_config: bool,
@@ -86,6 +88,9 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
     from sriovop.logsetup import configure_logging
 
     configure_logging(log_level, "console" if log_format == "console" else "json")
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"host_root": host_root}
+        return
     from sriovop.api.v1 import consts
     from sriovop.daemon.app import Daemon
     from sriovop.daemon.settings import DaemonSettings, default_host_root, env_true
@@ -114,15 +119,13 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
         hook = crash_hook_from_env()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    for flag, given in (("--use-systemd-service", use_systemd_service),):
-        if given:
-            log.warning("flag accepted but not implemented; ignoring it", flag=flag)
     try:
         settings = DaemonSettings(
             node_name=node_name, namespace=namespace or consts.DEFAULT_OPERATOR_NAMESPACE, host_root=root,
             state_dir=state_dir, dev_mode=os.environ.get(consts.ENV_DEV_MODE, "").upper() == "TRUE",
             disable_plugins=plugins, use_external_drainer=env_true(consts.ENV_USE_EXTERNAL_DRAINER),
-            reboot=reboot, requeue_after=requeue_after, retry_base_delay=retry_base_delay,
+            reboot=reboot, systemd_mode=use_systemd_service, requeue_after=requeue_after,
+            retry_base_delay=retry_base_delay,
             retry_max_delay=retry_max_delay, startup_max_delay=startup_max_delay,
             metrics_bind_address=metrics_bind_address or None,
             apply_options=ApplyOptions(write_timeout=sysfs_write_timeout, vf_wait_timeout=vf_wait_timeout,
@@ -152,3 +155,26 @@ def command(node_name: str | None, host_root: Path | None, state_dir: str | None
     except StartupAborted:
         pass
     sys.exit(0)
+
+
+@command.command("service")
+@click.option("--phase", type=click.Choice(["pre", "post"]), default="pre", show_default=True,
+              help="pre: before NetworkManager (VFs created, left unbound); post: after the network is up "
+                   "(VFs and OVS bridges configured).")
+@click.option("--host-root", "service_root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The host's / (default: the config-daemon group's --host-root, else /).")
+@click.pass_context
+def service(ctx: click.Context, phase: str, service_root: Path | None) -> None:
+    """Apply the systemd-mode configuration at boot (run by sriov-config.service and
+    sriov-config-post-network.service from /etc/sriov-operator/sriov-interface-config.yaml).
+
+    Writes /etc/sriov-operator/sriov-interface-result.yaml (pre: InProgress, post: Succeeded, or
+    Failed with the reason) and exits 1 when the phase failed, so systemd marks the unit failed.
+    """
+    from sriovop.daemon.systemd_service import run_phase
+
+    root = service_root or (ctx.obj or {}).get("host_root") or Path("/")
+    result = run_phase(phase, Path(root))
+    if result.sync_status == "Failed":
+        click.echo(f"sriovop config-daemon service --phase {phase}: {result.last_sync_error}", err=True)
+        sys.exit(1)

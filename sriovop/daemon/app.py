@@ -30,6 +30,7 @@ from sriovop.daemon.reconciler import NodeStateReconciler
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.startup import wait_for
 from sriovop.daemon.status import annotations_of
+from sriovop.daemon.systemd_mode import clean_systemd_files
 from sriovop.host.steps import StepHook
 from sriovop.runtime.cache import InformerFactory
 from sriovop.runtime.client import Client
@@ -106,6 +107,8 @@ class Daemon:
         follower.apply(opconfig)
 
         hosts = HostRef(s.host_root, state_dir=s.state_dir, dev_mode=s.dev_mode, supported=nics)
+        if not s.systemd_mode:
+            clean_systemd_files(hosts.paths)  # a node switched back from configurationMode systemd
         recorder = EventRecorder(self.client, component=EVENT_COMPONENT, host=node_name)
         device_plugin = DevicePluginPods(self.client, ns, node_name, timeout=s.device_plugin_wait_timeout,
                                          interval=s.device_plugin_poll_interval, stop=stop)

@@ -32,10 +32,12 @@ from sriovop.daemon.nodelabel import FG_LABEL_SRIOV_CAPABLE_NODES, NodeLabeler
 from sriovop.daemon.reboot import Rebooter
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annotations_of
+from sriovop.daemon.systemd_mode import SystemdMode
 from sriovop.host import Host
 from sriovop.host.ovs import OvsBridges
 from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin, load_plugins
 from sriovop.host.steps import StepHook
+from sriovop.host.systemd_files import Result as SystemdResult
 from sriovop.runtime.client import Client
 from sriovop.runtime.controller import Request, Result
 from sriovop.runtime.errors import ApiError, NotFound
@@ -73,6 +75,10 @@ class NodeStateReconciler:
         self.drain = DrainAnnotator(client, settings.namespace, settings.node_name)
         self.generations = AppliedGeneration(hosts.paths.state_dir)
         self.node_labels = NodeLabeler(client, settings.node_name)
+        self.systemd = SystemdMode(
+            platform=platform, dev_mode=settings.dev_mode,
+            manage_software_bridges=settings.apply_options.manage_software_bridges,
+            ovsdb_socket=settings.apply_options.ovsdb_socket) if settings.systemd_mode else None
         self.device_plugin = device_plugin or DevicePluginPods(
             client, settings.namespace, settings.node_name, timeout=settings.device_plugin_wait_timeout,
             interval=settings.device_plugin_poll_interval)
@@ -134,6 +140,8 @@ class NodeStateReconciler:
 
         decision = self._decide(main, extra, view, state, interfaces)
         reasons = reboot_reasons(main, extra, view) if decision.reboot else []
+        if self.systemd is not None:
+            decision, reasons = self._systemd_decision(host, state, interfaces, decision, reasons)
         if decision.drain or current != consts.DRAIN_IDLE:
             action = decide_drain(str(desired), str(current), need_drain=decision.drain,
                                   need_reboot=decision.reboot, disable_drain=self.live.disable_drain)
@@ -156,7 +164,8 @@ class NodeStateReconciler:
                 plugin.apply()
             if decision.reboot:
                 return self._reboot_needed(host, reasons, state, interfaces)
-            main.apply()
+            if self.systemd is None:  # systemd mode: the host's services configure it at boot
+                main.apply()
         except Exception as exc:
             self._fail(state, interfaces, host, _describe(exc))
             raise SyncFailed(_describe(exc)) from exc
@@ -172,7 +181,8 @@ class NodeStateReconciler:
         # Counted before the Succeeded status is written: whoever waits for that status and then reads
         # the counter must never see it lag behind the state it observed.
         self.applies += 1
-        self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_SUCCEEDED, last_sync_error="",
+        done = SystemdMode.result(host) if self.systemd is not None else SystemdResult(consts.SYNC_STATUS_SUCCEEDED)
+        self.status.write(interfaces=interfaces, sync_status=done.sync_status, last_sync_error=done.last_sync_error,
                           bridges=self._bridges(host))
         self.generations.save(uid, generation)
         self._failed = None
@@ -180,6 +190,20 @@ class NodeStateReconciler:
         return Result(requeue_after=self.settings.requeue_after)
 
     # -- steps -------------------------------------------------------------------------------------
+
+    def _systemd_decision(self, host: Host, state: dict[str, Any], interfaces: list[dict[str, Any]],
+                          decision: Decision, reasons: list[str]) -> tuple[Decision, list[str]]:
+        assert self.systemd is not None
+        try:
+            sd = self.systemd.decide(host, state.get("spec") or {})
+        except Exception as exc:
+            message = f"systemd mode: {_describe(exc)}"
+            self._fail(state, interfaces, None, message)
+            raise SyncFailed(message) from exc
+        if not sd.reboot:
+            return decision, reasons
+        return Decision(drain=True, reboot=True), [*reasons, sd.reason]
+
 
     def _host(self, state: dict[str, Any]) -> Host:
         try:

@@ -57,6 +57,9 @@ class DaemonSettings:
     #: Reboot a real host (chroot + systemd-run, as upstream) when the configuration needs one.
     #: A simulated host is never rebooted: the need is reported in status and an Event instead.
     reboot: bool = True
+    #: configurationMode systemd (--use-systemd-service): the host's sriov-config services apply the spec
+    #: at boot; the daemon writes their input, requests the reboot and reports their result.
+    systemd_mode: bool = False
     requeue_after: float = DEFAULT_REQUEUE_AFTER
     #: Backoff of a failing reconcile (apply errors, API errors): base doubles up to max per retry.
     retry_base_delay: float = 1.0

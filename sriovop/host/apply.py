@@ -49,6 +49,9 @@ class ApplyOptions:
     manage_software_bridges: bool = False
     #: OVSDB socket (`unix:<path>`); empty means `<host root>/var/run/openvswitch/db.sock`.
     ovsdb_socket: str = ""
+    #: Systemd mode's pre phase (before NetworkManager): PFs and VFs are created, VFs left unbound; the
+    #: post phase configures them.
+    skip_vf_configuration: bool = False
 
 
 @dataclass
@@ -136,6 +139,8 @@ class Applier:
         pf = spec["pciAddress"]
         log.info("configuring pf", pf=pf, numVfs=spec.get("numVfs", 0), mtu=spec.get("mtu", 0))
         if spec.get("externallyManaged"):
+            if self.options.skip_vf_configuration:
+                return  # pre phase: runs before the administrator's own network set-up created the VFs
             self._step(S.CHECK_EXTERNAL, pf, lambda: self._check_external(spec, status))
             self._configure_vfs(spec, status)
             self.host.records.save(pf, spec)
@@ -168,6 +173,10 @@ class Applier:
         spec_mtu = int(spec.get("mtu") or 0)
         if name and spec_mtu:
             self._step(S.SET_PF_MTU, pf, lambda: self._raise_pf_mtu(name, spec_mtu))
+        if self.options.skip_vf_configuration:
+            self._step(S.UNBIND_VFS, pf, lambda: self._unbind_all_vfs(pf))
+            self._step(S.WRITE_RECORD, pf, lambda: self.host.records.save(pf, spec))
+            return
         self._configure_vfs(spec, status)
         if name:
             self._step(S.LINK_UP, pf, lambda: self._link_up(name))
