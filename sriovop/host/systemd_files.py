@@ -41,36 +41,16 @@ LIBDIR_REL = "var/lib/sriov/python"
 #: Packages the service phases import (no kubernetes client: the services never talk to the API).
 SERVICE_PACKAGES = ("sriovop", "click", "structlog", "tenacity", "pyroute2", "yaml", "prometheus_client")
 
-PRE_UNIT_TEXT = f"""\
-[Unit]
-Description=Configures SR-IOV NICs (sriovop, before the network is configured)
-Wants=network-pre.target
-After=network-pre.target
-Before=NetworkManager.service systemd-networkd.service network.target kubelet.service
+def _unit(when: str, ordering: str, phase: str) -> str:
+    return (f"[Unit]\nDescription=Configures SR-IOV NICs (sriovop, {when} the network is configured)\n{ordering}\n\n"
+            f"[Service]\nType=oneshot\nExecStart=/{LAUNCHER_REL} config-daemon service --phase {phase}\n"
+            "StandardOutput=journal+console\n\n[Install]\nWantedBy=multi-user.target\n")
 
-[Service]
-Type=oneshot
-ExecStart=/{LAUNCHER_REL} config-daemon service --phase pre
-StandardOutput=journal+console
 
-[Install]
-WantedBy=multi-user.target
-"""
-
-POST_UNIT_TEXT = f"""\
-[Unit]
-Description=Configures SR-IOV NICs (sriovop, after the network is configured)
-After=systemd-networkd-wait-online.service NetworkManager-wait-online.service openvswitch-switch.service
-Before=kubelet.service
-
-[Service]
-Type=oneshot
-ExecStart=/{LAUNCHER_REL} config-daemon service --phase post
-StandardOutput=journal+console
-
-[Install]
-WantedBy=multi-user.target
-"""
+PRE_UNIT_TEXT = _unit("before", "Wants=network-pre.target\nAfter=network-pre.target\n"
+                      "Before=NetworkManager.service systemd-networkd.service network.target kubelet.service", "pre")
+POST_UNIT_TEXT = _unit("after", "After=systemd-networkd-wait-online.service NetworkManager-wait-online.service "
+                       "openvswitch-switch.service\nBefore=kubelet.service", "post")
 
 LAUNCHER_TEXT = f"""\
 #!/bin/sh
