@@ -56,6 +56,9 @@ class EswitchIO(Protocol):
     def reload_udev(self) -> None:
         """`udevadm control --reload-rules` and `udevadm trigger --action add --attr-match subsystem=net`."""
 
+    def load_module(self, name: str) -> None:
+        """`modprobe <name>` on the host (e.g. the vDPA bus drivers virtio_vdpa and vhost_vdpa)."""
+
     def close(self) -> None: ...
 
 
@@ -135,6 +138,9 @@ class RealEswitchIO:
         self._run(["udevadm", "control", "--reload-rules"], host=True)
         self._run(["udevadm", "trigger", "--action", "add", "--attr-match", "subsystem=net"], host=True)
 
+    def load_module(self, name: str) -> None:
+        self._run(["modprobe", name], host=True)
+
     def close(self) -> None:
         self.devlink.close()
 
@@ -184,6 +190,9 @@ class SimEswitchIO:
 
     def reload_udev(self) -> None:
         self._req("udev_trigger")
+
+    def load_module(self, name: str) -> None:
+        self._req("load_module", name=name)
 
     def close(self) -> None:
         pass

@@ -59,6 +59,10 @@ class SimEswitch:
         self.states: dict[str, EswitchState] = {}
         #: netdev name → feature → on (PF, VF and representor netdevs).
         self.features: dict[str, dict[str, bool]] = {}
+        #: Kernel modules loaded through `modprobe` requests (the vDPA bus drivers are modules).
+        self.modules: set[str] = set()
+        #: Modules this kernel does not have (a test makes modprobe fail with them).
+        self.missing_modules: set[str] = set()
         self._next_eth = 0
 
     # --- helpers ------------------------------------------------------------------------------
@@ -264,12 +268,19 @@ class SimEswitch:
         return self.root / "sys/bus/vdpa"
 
     def base_tree(self) -> None:
-        for drv in VDPA_DRIVERS:
-            d = self._vdpa_dir() / "drivers" / drv
-            d.mkdir(parents=True, exist_ok=True)
-            for attr in ("bind", "unbind"):
-                (d / attr).write_text("")
         (self._vdpa_dir() / "devices").mkdir(parents=True, exist_ok=True)
+        (self._vdpa_dir() / "drivers").mkdir(parents=True, exist_ok=True)
+
+    def load_module(self, name: str) -> None:
+        """modprobe: the vDPA bus drivers register under sys/bus/vdpa/drivers; other names are unknown."""
+        if name not in VDPA_DRIVERS or name in self.missing_modules:
+            raise self._error(errno.ENOENT, f"modprobe: FATAL: Module {name} not found in directory "
+                                            "/lib/modules/sim")
+        d = self._vdpa_dir() / "drivers" / name
+        d.mkdir(parents=True, exist_ok=True)
+        for attr in ("bind", "unbind"):
+            (d / attr).write_text("")
+        self.modules.add(name)
 
     def vdpa_add(self, name: str, mgmtdev: str, max_vqp: int | None) -> None:
         bus, _, vf_pci = mgmtdev.partition("/")
@@ -291,7 +302,10 @@ class SimEswitch:
         _unlink(link)
         os.symlink(os.path.relpath(dev, link.parent), link)
         # Autoprobe: the first loaded vDPA bus driver takes it, as the kernel does.
-        self._vdpa_bind(name, VDPA_DRIVERS[0])
+        for driver in VDPA_DRIVERS:
+            if driver in self.modules:
+                self._vdpa_bind(name, driver)
+                break
 
     def _vdpa_dev(self, name: str) -> Path:
         return self._vdpa_dir() / "devices" / name
@@ -380,13 +394,15 @@ class SimEswitch:
             self.vdpa_del(str(req["name"]))
         elif op == "udev_trigger":
             self.udev_trigger()
+        elif op == "load_module":
+            self.load_module(str(req["name"]))
         else:
             raise self._error(errno.EINVAL, f"unknown op {op!r}")
         return {}
 
 
 OPS = frozenset({"eswitch_get", "eswitch_set", "param_get", "param_set", "features_get", "feature_set",
-                 "vdpa_add", "vdpa_del", "udev_trigger"})
+                 "vdpa_add", "vdpa_del", "udev_trigger", "load_module"})
 
 
 def _write(path: Path, value: str) -> None:

@@ -142,10 +142,23 @@ class Switchdev:
             if e.errno != errno_mod.ENODEV:
                 raise
 
+    def load_vdpa_driver(self, driver: str) -> None:
+        """The vDPA bus driver's module, loaded before any device is created (upstream loads virtio_vdpa/
+        vhost_vdpa for vdpa groups): a module that cannot be loaded fails with its name."""
+        if (self.paths.under("sys/bus/vdpa/drivers") / driver).is_dir():
+            return
+        try:
+            self.eswitch.load_module(driver)
+        except OSError as e:
+            raise OSError(e.errno, f"loading kernel module {driver}: {e.strerror or e}") from e
+        if not (self.paths.under("sys/bus/vdpa/drivers") / driver).is_dir():
+            raise OSError(errno_mod.ENODEV, f"vDPA driver {driver} is not registered after loading its module")
+
     def create_vdpa(self, vf_pci: str, vdpa_type: str) -> None:
         driver = VDPA_DRIVERS.get(vdpa_type)
         if driver is None:
             raise ValueError(f"unknown vdpaType {vdpa_type!r}: must be virtio or vhost")
+        self.load_vdpa_driver(driver)
         name = vdpa_name(vf_pci)
         dev = self.paths.under("sys/bus/vdpa/devices") / name
         if not dev.exists():
@@ -159,8 +172,6 @@ class Switchdev:
         if current == driver:
             return
         drivers = self.paths.under("sys/bus/vdpa/drivers")
-        if not (drivers / driver).is_dir():
-            raise OSError(errno_mod.ENODEV, f"vDPA driver {driver} is not loaded (kernel module {driver})")
         if current:
             self.io.write(drivers / current / "unbind", name, timeout=self.timeout)
         self.io.write(drivers / driver / "bind", name, timeout=self.timeout)

@@ -61,6 +61,7 @@ def test_mlx5_switchdev_representors_offload_vdpa_then_back_to_legacy(tmp_path: 
         pf = host.discover()[0]
         pci, name = pf["pciAddress"], pf["name"]
         assert pf["eSwitchMode"] == "legacy" and representors(host) == {}
+        assert sim.kernel.eswitch.modules == set()
         steps: list[str] = []
         ap = applier(host, hook=lambda step, _pf: steps.append(step))
 
@@ -81,6 +82,7 @@ def test_mlx5_switchdev_representors_offload_vdpa_then_back_to_legacy(tmp_path: 
         vfs = [v["pciAddress"] for v in st["Vfs"]]
         assert vdpa_devices(host) == {f"vdpa:{vfs[2]}": "virtio_vdpa", f"vdpa:{vfs[3]}": "vhost_vdpa"}
         assert [v.get("vdpaType", "") for v in st["Vfs"]] == ["", "", "virtio", "vhost"]
+        assert sim.kernel.eswitch.modules == {"virtio_vdpa", "vhost_vdpa"}  # loaded for the vdpa groups
         # Offload: hw-tc-offload on the PF and every VF netdev, flow steering in software-managed mode.
         assert host.eswitch.features(name)["hw-tc-offload"] is True
         assert all(host.eswitch.features(v["name"])["hw-tc-offload"] for v in st["Vfs"])
@@ -165,6 +167,17 @@ def test_vdpa_on_intel_fails_at_create_vdpa(tmp_path: Path) -> None:
             applier(host).apply([spec(pf, 2, "switchdev", [group("0-1", "virtio")])])
         assert info.value.step == S.CREATE_VDPA and info.value.errno == errno.ENODEV
         assert "mlx5_vdpa" in info.value.reason
+
+
+def test_vdpa_module_that_cannot_be_loaded_fails_with_its_name(tmp_path: Path) -> None:
+    with sim_host(tmp_path, ["cx6dx:1"]) as (sim, host):
+        host.init()
+        pf = host.discover()[0]
+        sim.kernel.eswitch.missing_modules = {"vhost_vdpa"}
+        with pytest.raises(ApplyError) as info:
+            applier(host).apply([spec(pf, 2, "switchdev", [group("0-1", "vhost")])])
+        assert info.value.step == S.CREATE_VDPA and info.value.errno == errno.ENOENT
+        assert "loading kernel module vhost_vdpa" in info.value.reason
 
 
 def test_simulated_mlx5_eswitch_rules(tmp_path: Path) -> None:
