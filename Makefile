@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components images test unit integration lint fmt demo e2e vm bench failover manifests crds clean
+.PHONY: all install deps venv control-plane node-components helm images test unit integration lint fmt demo e2e vm bench failover manifests crds clean
 
 all: test
 
@@ -27,6 +27,10 @@ control-plane: deps
 node-components: control-plane
 	bash hack/build-node-components.sh
 
+# The helm CLI for the chart tests (deploy/helm/), built from the Go module proxy into ~/.cache/sriovop/helm/.
+helm: deps
+	bash hack/build-helm.sh >/dev/null
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check sriovop test hack
 	$(VENV)/bin/mypy
@@ -42,14 +46,14 @@ images: $(VENV)/.installed deps
 	$(VENV)/bin/sriovop dev images build --out build/images
 
 # The README's test command: lint, the whole suite against a real kube-apiserver, then the QEMU e2e suite.
-test: $(VENV)/.installed control-plane node-components lint vm images
+test: $(VENV)/.installed control-plane node-components helm lint vm images
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
 
 unit: $(VENV)/.installed
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
 
-integration: $(VENV)/.installed control-plane node-components
+integration: $(VENV)/.installed control-plane node-components helm
 	$(VENV)/bin/pytest test/integration $(PYTEST_ARGS)
 
 # The QEMU igb guest (hack/vm/): QEMU from bookworm-backports, a Debian kernel, the initramfs.
