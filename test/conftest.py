@@ -33,6 +33,17 @@ def control_plane() -> Iterator[ControlPlane]:
         cp.stop()
 
 
+@pytest.fixture
+def private_control_plane(tmp_path: Path) -> Iterator[ControlPlane]:
+    """A control plane of the test's own, for tests that install cluster-scoped objects (CRDs,
+    ClusterRoles, the operator namespace) the shared one must not get."""
+    cp = ControlPlane(tmp_path / "cp").start()
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
 @pytest.fixture(scope="session")
 def kubeconfig(control_plane: ControlPlane) -> Path:
     return control_plane.kubeconfig

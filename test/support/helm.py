@@ -23,8 +23,8 @@ def helm_binary() -> Path:
     done = subprocess.run(["bash", str(REPO / "hack" / "build-helm.sh")], capture_output=True, text=True,
                           timeout=1800)
     assert done.returncode == 0, f"hack/build-helm.sh failed:\n{done.stderr[-3000:]}"
-    path = Path(done.stdout.strip().splitlines()[-1])
-    assert path.is_file(), f"hack/build-helm.sh printed {path}, which is not a file"
+    path = Path(done.stdout.strip().splitlines()[-1]) / "helm"
+    assert path.is_file(), f"hack/build-helm.sh did not leave {path}"
     return path
 
 

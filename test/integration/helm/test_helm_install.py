@@ -8,10 +8,7 @@ operator's pods need nodes (the dev cluster with --nodes).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import pytest
+from collections.abc import Callable
 
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.devcluster import ControlPlane
@@ -32,15 +29,6 @@ OBJECTS = (
 )
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[ControlPlane]:
-    cp = ControlPlane(tmp_path / "cp").start()
-    try:
-        yield cp
-    finally:
-        cp.stop()
-
-
 def _exists(client: Client, kind: core.Kind, name: str, namespace: str | None) -> bool:
     try:
         client.get(kind, name, namespace)
@@ -56,8 +44,8 @@ def _eventually(what: str, check: Callable[[], bool], timeout: float = 120.0) ->
         time.sleep(0.5)
 
 
-def test_install_creates_the_objects_and_uninstall_removes_them(cluster: ControlPlane) -> None:
-    kubeconfig = cluster.kubeconfig
+def test_install_creates_the_objects_and_uninstall_removes_them(private_control_plane: ControlPlane) -> None:
+    kubeconfig = private_control_plane.kubeconfig
     client = Client(load_config(str(kubeconfig)))
     # The documented way: Helm creates the namespace; CRDs come first from crds/, so one call suffices.
     # No --wait: without nodes the operator's pods never run.

