@@ -3,7 +3,8 @@
 Only the object named `default` in the operator namespace is honoured (others are ignored, as
 upstream does). Each reconcile, in upstream's order: the operator's log level from `spec.logLevel`;
 the webhooks (DaemonSet, Service and admission configurations, each pair deleted when its `enable…`
-flag is off); the config-daemon DaemonSet (`configDaemonNodeSelector`); the device-plugin DaemonSet.
+flag is off); the config-daemon DaemonSet (`configDaemonNodeSelector`); the device-plugin DaemonSet;
+the metrics exporter's DaemonSet and Service (feature gate `metricsExporter`, deleted when off).
 Objects are rendered by sriovop.render and applied create-or-merge-update (controllers/apply.py).
 A finalizer makes sure that deleting the config also removes the admission configurations, which are
 cluster-scoped and so cannot be garbage-collected through an ownerReference. The outcome is the
@@ -22,7 +23,7 @@ from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.controllers.apply import apply_object, delete_object
 from sriovop.controllers.ready_condition import Recorder, set_ready
 from sriovop.controllers.webhook_certs.settings import CertMode, CertSettings
-from sriovop.render import webhook_configs, workloads
+from sriovop.render import metrics_exporter, webhook_configs, workloads
 from sriovop.render.settings import RenderSettings
 from sriovop.runtime.controller import Controller, Request, Result
 from sriovop.runtime.errors import NotFound
@@ -145,6 +146,18 @@ class OperatorConfigReconciler:
         self._sync_injector(config, bool(spec.get("enableInjector")))
         apply_object(self.writer, DAEMON_SET, workloads.config_daemon_daemonset(self.settings, config), config)
         apply_object(self.writer, DAEMON_SET, workloads.device_plugin_daemonset(self.settings, config), config)
+        self._sync_metrics_exporter(config, workloads.feature_gate(config, consts.FG_METRICS_EXPORTER))
+
+    def _sync_metrics_exporter(self, config: Mapping[str, Any], enabled: bool) -> None:
+        """Feature gate metricsExporter: the exporter DaemonSet and its Service, deleted when off."""
+        ns = self.namespace
+        if not enabled:
+            delete_object(self.writer, SERVICE, metrics_exporter.SERVICE_NAME, ns)
+            delete_object(self.writer, DAEMON_SET, metrics_exporter.NAME, ns)
+            return
+        exporter = metrics_exporter.ExporterSettings.from_env(self.env, self.settings)
+        apply_object(self.writer, DAEMON_SET, metrics_exporter.daemonset(self.settings, exporter, config), config)
+        apply_object(self.writer, SERVICE, metrics_exporter.service(self.settings, exporter), config)
 
     def _endpoint(self, service: str, ca_bundle: bytes | None) -> webhook_configs.Endpoint:
         custom = ca_bundle if self.certs.mode == CertMode.CUSTOM else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Protocol
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -110,10 +111,18 @@ class VfStatsCollector:
                 self._netlink = None
 
 
+class TextCollector(Protocol):
+    """What the server appends to the registry's output (VfStatsCollector, the metrics exporter's)."""
+
+    def render(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
 class MetricsServer:
     """`GET /metrics` (VF counters + registry) and `GET /healthz`, on a daemon thread."""
 
-    def __init__(self, address: str, collector: VfStatsCollector, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, address: str, collector: TextCollector, registry: CollectorRegistry | None = None) -> None:
         self.address = address
         self.collector = collector
         self.registry = registry

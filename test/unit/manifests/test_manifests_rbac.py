@@ -15,7 +15,7 @@ from sriovop.api.v1.supportednics import DEFAULT_SUPPORTED_NIC_IDS
 from sriovop.cli import main
 from sriovop.commands.gen import supported_nics_yaml
 from sriovop.demo.identities import COMPONENTS
-from sriovop.render import workloads
+from sriovop.render import metrics_exporter, workloads
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
@@ -112,7 +112,8 @@ def test_the_rendered_workloads_service_accounts_exist() -> None:
     """The operator renders pods that run as these accounts; a missing one would stop their pods."""
     accounts = {d["metadata"]["name"] for d in _of_kind("ServiceAccount")}
     rendered = {workloads.CONFIG_DAEMON_SERVICE_ACCOUNT, workloads.DEVICE_PLUGIN_SERVICE_ACCOUNT,
-                workloads.OPERATOR_WEBHOOK_SERVICE_ACCOUNT, workloads.INJECTOR_SERVICE_ACCOUNT}
+                workloads.OPERATOR_WEBHOOK_SERVICE_ACCOUNT, workloads.INJECTOR_SERVICE_ACCOUNT,
+                metrics_exporter.SERVICE_ACCOUNT}
     assert rendered <= accounts
     assert {c.service_account for c in COMPONENTS} <= accounts
     deployment = _of_kind("Deployment")[0]
