@@ -13,6 +13,7 @@ cluster-scoped and so cannot be garbage-collected through an ownerReference. The
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -71,7 +72,8 @@ class OperatorConfigReconciler:
     def __init__(self, writer: Any, reader: Any, namespace: str, settings: RenderSettings,
                  recorder: Recorder | None = None, *, set_log_level: Callable[[str], None] | None = None,
                  certs: CertSettings | None = None,
-                 on_webhooks_applied: Callable[[], None] | None = None) -> None:
+                 on_webhooks_applied: Callable[[], None] | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
         self.writer = writer
         self.reader = reader
         self.namespace = namespace
@@ -80,6 +82,8 @@ class OperatorConfigReconciler:
         self.set_log_level = set_log_level
         self.certs = certs if certs is not None else CertSettings.from_env()
         self.on_webhooks_applied = on_webhooks_applied
+        #: The metrics exporter's settings (METRICS_EXPORTER_*) are read from it when the gate is on.
+        self.env = os.environ if env is None else env
         self._log_level: str | None = None
 
     def setup(self, manager: Any) -> Controller:

@@ -52,7 +52,8 @@ def _numa_nodes(topology: bytes) -> list[int]:
     out: list[int] = []
     for number, _wire, node in fields(topology):
         if number == 1 and isinstance(node, bytes):
-            out.extend(signed64(v) for n, _w, v in fields(node) if n == 1 and isinstance(v, int))
+            ids = [signed64(v) for n, _w, v in fields(node) if n == 1 and isinstance(v, int)]
+            out.append(ids[-1] if ids else 0)  # proto3 leaves ID 0 out: an empty NUMANode is node 0
     return out
 
 

@@ -249,3 +249,37 @@ def test_sync_failure_is_reported_on_the_ready_condition(kubeconfig: Path, names
     assert cond["reason"] == consts.REASON_OPERATOR_CONFIG_SYNC_FAILED
     assert "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE" in cond["message"]
     client.patch(SRIOV_OPERATOR_CONFIG, "default", {"metadata": {"finalizers": None}}, namespace)
+
+
+def test_metrics_exporter_follows_its_feature_gate(kubeconfig: Path, namespace: str) -> None:
+    from sriovop.render import metrics_exporter
+
+    client = client_for(kubeconfig)
+    client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace}, "spec": {
+        "featureGates": {"metricsExporter": True}, "configDaemonNodeSelector": {"sriov": "yes"}}})
+    with running(kubeconfig, namespace, []):
+        ds = wait_for(lambda: get_or_none(client, DAEMON_SET, metrics_exporter.NAME, namespace), 60,
+                      "the metrics-exporter DaemonSet")
+        svc = client.get(SERVICE, metrics_exporter.SERVICE_NAME, namespace)
+        spec = template_spec(ds)
+        (container,) = spec["containers"]  # no kube-rbac-proxy image configured: the exporter alone
+        assert container["command"] == ["sriovop", "metrics-exporter"]
+        assert container["image"] == TEST_IMAGES["SRIOV_NETWORK_CONFIG_DAEMON_IMAGE"]
+        assert "--collector.kubepoddevice=true" in container["args"]
+        assert "--web.listen-address=$(HOST_IP):9110" in container["args"]
+        assert spec["nodeSelector"] == {"sriov": "yes"} and spec["hostNetwork"] is True
+        assert spec["serviceAccountName"] == "metrics-exporter-sa"
+        sockets = [v for v in spec["volumes"] if v["name"] == "kubeletsocket"]
+        assert sockets == [{"name": "kubeletsocket", "hostPath": {
+            "path": "/var/lib/kubelet/pod-resources/kubelet.sock", "type": "Socket"}}]
+        assert svc["metadata"]["labels"] == {"name": metrics_exporter.SERVICE_NAME}
+        assert svc["metadata"]["annotations"]["prometheus.io/target"] == "true"
+        assert [(p["name"], p["port"]) for p in svc["spec"]["ports"]] == [("sriov-network-metrics", 9110)]
+        assert svc["spec"]["selector"] == ds["spec"]["selector"]["matchLabels"]
+        assert ds["metadata"]["ownerReferences"][0]["kind"] == "SriovOperatorConfig"
+
+        client.patch(SRIOV_OPERATOR_CONFIG, "default", {"spec": {"featureGates": {"metricsExporter": False}}},
+                     namespace=namespace)
+        wait_for(lambda: get_or_none(client, DAEMON_SET, metrics_exporter.NAME, namespace) is None, 60,
+                 "the metrics-exporter DaemonSet deleted with the gate off")
+        assert get_or_none(client, SERVICE, metrics_exporter.SERVICE_NAME, namespace) is None
