@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
 
 import click
 
 from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.commands._signals import stop_on_signals
 
 log = lazy_logger(__name__)
 
@@ -141,14 +139,7 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
-    stop = threading.Event()
-
-    def _stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("config daemon stopping", signal=signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    stop = stop_on_signals("config daemon")
     daemon = Daemon(settings, rest, hook=hook, set_log_level=set_level)
     try:
         daemon.run(stop)

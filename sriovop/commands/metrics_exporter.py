@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
-from types import FrameType
 
 import click
-import structlog
 
+from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import log_options
-from sriovop.logsetup import configure_logging
+from sriovop.commands._signals import stop_on_signals
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 SYS_BUS_PCI = "sys/bus/pci/devices"
 
@@ -61,6 +58,8 @@ def command(listen: str, sysbuspci: str, sysclassnet: str, kubelet_socket: str, 
     The operator deploys it as the sriov-network-metrics-exporter DaemonSet with the metricsExporter
     feature gate. SIGTERM/SIGINT stop it (exit 0).
     """
+    from sriovop.logsetup import configure_logging
+
     configure_logging(log_level, "console" if log_format == "console" else "json")
     from sriovop.daemon.metrics import MetricsServer
     from sriovop.exporter.collector import ExporterCollector
@@ -79,14 +78,7 @@ def command(listen: str, sysbuspci: str, sysclassnet: str, kubelet_socket: str, 
     socket = Path(kubelet_socket) if _truthy(kubepoddevice) else None
     collector = ExporterCollector(HostPaths.at(root), kubelet_socket=socket, sources=sources)
     server = MetricsServer(listen, collector)
-    stop = threading.Event()
-
-    def _stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("metrics exporter stopping", signal=signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    stop = stop_on_signals("metrics exporter")
     server.start()
     log.info("metrics exporter serving", address=listen, port=server.port, host_root=str(root),
              kubelet_socket=str(socket) if socket else None, node=node_name or None)

@@ -28,6 +28,7 @@ from sriovop.render.settings import (
     ENV_METRICS_EXPORTER_PROXY_IMAGE,
     RenderSettings,
     SettingsError,
+    port_from_env,
 )
 
 NAME: Final = "sriov-network-metrics-exporter"
@@ -51,13 +52,7 @@ class ExporterSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], settings: RenderSettings) -> ExporterSettings:
-        raw = env.get(ENV_PORT) or str(DEFAULT_PORT)
-        try:
-            port = int(raw)
-        except ValueError:
-            raise SettingsError(f"{ENV_PORT}={raw!r}: must be a TCP port number") from None
-        if not 0 < port < 65536:
-            raise SettingsError(f"{ENV_PORT}={raw!r}: must be between 1 and 65535")
+        port = port_from_env(env, ENV_PORT, DEFAULT_PORT)
         image = env.get(ENV_METRICS_EXPORTER_IMAGE) or settings.config_daemon_image
         if not image:
             raise SettingsError(f"environment variable {ENV_METRICS_EXPORTER_IMAGE} (or "

@@ -41,8 +41,9 @@ class SettingsError(ValueError):
     """A required environment variable is missing or malformed; the message names it."""
 
 
-def _port(env: Mapping[str, str], name: str) -> int:
-    raw = env.get(name) or str(DEFAULT_WEBHOOK_PORT)
+def port_from_env(env: Mapping[str, str], name: str, default: int = DEFAULT_WEBHOOK_PORT) -> int:
+    """The TCP port in `env[name]` (default when unset); SettingsError naming the variable otherwise."""
+    raw = env.get(name) or str(default)
     try:
         port = int(raw)
     except ValueError:
@@ -99,8 +100,8 @@ class RenderSettings:
             use_external_drainer=(e.get(consts.ENV_USE_EXTERNAL_DRAINER) or "").lower() == "true",
             operator_webhook_secret=e.get(ENV_OPERATOR_WEBHOOK_SECRET) or DEFAULT_OPERATOR_WEBHOOK_SECRET,
             injector_secret=e.get(ENV_INJECTOR_SECRET) or DEFAULT_INJECTOR_SECRET,
-            operator_webhook_port=_port(e, ENV_OPERATOR_WEBHOOK_PORT),
-            injector_webhook_port=_port(e, ENV_INJECTOR_WEBHOOK_PORT),
+            operator_webhook_port=port_from_env(e, ENV_OPERATOR_WEBHOOK_PORT),
+            injector_webhook_port=port_from_env(e, ENV_INJECTOR_WEBHOOK_PORT),
         )
 
     def require(self, *names: str) -> None:
