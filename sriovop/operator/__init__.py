@@ -1,0 +1,1 @@
+"""The operator process: two managers, leader election, fencing and shutdown cleanup."""
