@@ -64,6 +64,19 @@ def _meta(name: str, settings: RenderSettings, description: str = "") -> Obj:
     return {"name": name, "namespace": settings.namespace, "annotations": annotations}
 
 
+#: Upstream's manifests pin image tags and pull only what a node lacks; without an explicit policy a
+#: `:latest` tag would mean `Always`, so a node that cannot reach the registry (or an image imported into
+#: the node's runtime without one) could never start the pod.
+PULL_POLICY = "IfNotPresent"
+
+
+def _pull_if_not_present(workload: Obj) -> Obj:
+    pod_spec = workload["spec"]["template"]["spec"]
+    for container in (*pod_spec.get("initContainers", ()), *pod_spec.get("containers", ())):
+        container.setdefault("imagePullPolicy", PULL_POLICY)
+    return workload
+
+
 def _pull_secrets(settings: RenderSettings) -> dict[str, Any]:
     if not settings.image_pull_secrets:
         return {}
@@ -126,7 +139,7 @@ def config_daemon_daemonset(settings: RenderSettings, operator_config: Mapping[s
         env.append({"name": str(key), "value": str(value)})
     labels = {"app": CONFIG_DAEMON_NAME, "component": "network", "type": "infra",
               "openshift.io/component": "network"}
-    return {
+    return _pull_if_not_present({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": _meta(CONFIG_DAEMON_NAME, settings),
@@ -168,7 +181,7 @@ def config_daemon_daemonset(settings: RenderSettings, operator_config: Mapping[s
                 },
             },
         },
-    }
+    })
 
 
 def device_plugin_node_selector(operator_config: Mapping[str, Any] | None) -> dict[str, str]:
@@ -228,7 +241,7 @@ def device_plugin_daemonset(settings: RenderSettings, operator_config: Mapping[s
     pod_spec["volumes"] = volumes
     labels = {"app": DEVICE_PLUGIN_NAME, "component": "network", "type": "infra",
               "openshift.io/component": "network"}
-    return {
+    return _pull_if_not_present({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": _meta(DEVICE_PLUGIN_NAME, settings,
@@ -238,7 +251,7 @@ def device_plugin_daemonset(settings: RenderSettings, operator_config: Mapping[s
             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "33%"}},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
-    }
+    })
 
 
 #: Both admission servers run on the control-plane nodes (OpenShift still labels them `master`), so every
@@ -261,7 +274,7 @@ def _webhook_daemonset(name: str, service_account: str, image: str, secret: str,
                        pod_labels: Mapping[str, str]) -> Obj:
     """An admission server on every control-plane node (upstream's DaemonSet), serving the certificate
     of its Secret (reloaded when the Secret changes, so rotation restarts nothing)."""
-    return {
+    return _pull_if_not_present({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {**_meta(name, settings, description), "labels": {"app": name}},
@@ -301,7 +314,7 @@ def _webhook_daemonset(name: str, service_account: str, image: str, secret: str,
                 },
             },
         },
-    }
+    })
 
 
 def _service(name: str, app: str, port: int, settings: RenderSettings,

@@ -155,3 +155,17 @@ def test_openshift_service_ca_writes_the_secret_the_daemonset_mounts() -> None:
     inj = injector_service(s, openshift_service_ca=True)
     assert inj["metadata"]["annotations"] == {
         "service.beta.openshift.io/serving-cert-secret-name": "network-resources-injector-cert"}
+
+
+@pytest.mark.parametrize("render", [
+    lambda: config_daemon_daemonset(settings(), config()),
+    lambda: device_plugin_daemonset(settings(), config(featureGates={"blockDevicePluginUntilConfigured": True})),
+    lambda: operator_webhook_daemonset(settings()),
+    lambda: injector_daemonset(settings()),
+])
+def test_every_container_pulls_only_what_the_node_lacks(render: Any) -> None:
+    """A `:latest` tag without a policy means Always: an image imported into the node could never run."""
+    p = pod(render())
+    containers = [*p.get("initContainers", []), *p["containers"]]
+    assert len(containers) >= 1
+    assert {c["name"]: c.get("imagePullPolicy") for c in containers} == {c["name"]: "IfNotPresent" for c in containers}
