@@ -1,14 +1,19 @@
 """`sriovop dev cluster down` leaves nothing of a cluster with nodes on the host.
 
-The cluster here is its own (not the session's), runs a pod on each node so that every kind of host
-object exists, and each kind is asserted present while up and gone after down: processes, mounts,
-network namespaces, veths, bridges, iptables chains, cgroups, the address slot.
+The cluster here is its own, started beside the session's 2-node cluster (which must survive its
+neighbour's down untouched). It runs a pod on each node so that every kind of host object exists, and
+each kind is asserted present while up and gone after down: processes, mounts, network namespaces,
+veths, bridges, iptables chains, cgroups, the address slot. Twice: a plain `down`, and `down` after the
+supervisor was SIGKILLed (its daemons die with it, but containerd shims, pods, mounts, bridges, chains
+and cgroups stay until `down` removes them from the directory alone).
 Host: this machine, not the simulated SR-IOV host nor the QEMU guest.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +23,7 @@ import pytest
 
 from sriovop.devcluster import addressing, cgroups, process, serviceproxy, teardown
 from sriovop.runtime.kinds import NAMESPACE, POD, SERVICE_ACCOUNT
-from test.support.cluster import POD_TIMEOUT_S, cluster_down, cluster_up, pod_on, running_pod
+from test.support.cluster import POD_TIMEOUT_S, ClusterNodes, cluster_down, cluster_up, pod_on, running_pod
 from test.support.controllers_harness import client_for, wait_for
 
 
@@ -67,10 +72,13 @@ def cluster_dir() -> Iterator[Path]:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def test_down_leaves_nothing_behind(cluster_dir: Path) -> None:
+@pytest.mark.parametrize("supervisor_killed", [False, True], ids=["down", "down-after-supervisor-sigkill"])
+def test_down_leaves_nothing_behind(cluster_dir: Path, cluster_nodes: ClusterNodes, supervisor_killed: bool) -> None:
     netns_before, chains_before = ip_netns(), iptables_chains()
     cluster = cluster_up(cluster_dir, 2)
     net = cluster.network
+    assert net.slot != cluster_nodes.network.slot
+    assert not net.pod_range.overlaps(cluster_nodes.network.pod_range)
     kube = client_for(cluster.kubeconfig)
     kube.create(NAMESPACE, {"metadata": {"name": "leftovers"}})
     wait_for(lambda: kube.get(SERVICE_ACCOUNT, "default", "leftovers"), timeout=120, what="default serviceaccount")
@@ -98,6 +106,11 @@ def test_down_leaves_nothing_behind(cluster_dir: Path) -> None:
     assert all(cgroups.remaining(name) for name in cgroup_names)
     assert (addressing.CLAIMS_DIR / str(net.slot)).exists()
 
+    if supervisor_killed:
+        supervisor = int((cluster_dir / "supervisor.pid").read_text())
+        os.kill(supervisor, signal.SIGKILL)
+        wait_for(lambda: not process.pid_alive(supervisor), timeout=30, what="supervisor gone")
+        assert shims and all(process.pid_alive(p) for p in shims), "shims outlive the supervisor"
     cluster_down(cluster_dir)
 
     assert [p for p in daemons + shims + in_cgroups if process.pid_alive(p)] == []
@@ -113,3 +126,6 @@ def test_down_leaves_nothing_behind(cluster_dir: Path) -> None:
     assert iptables_chains() <= chains_before, iptables_chains() - chains_before
     assert [cgroups.remaining(name) for name in cgroup_names] == [[], []]
     assert not (addressing.CLAIMS_DIR / str(net.slot)).exists()
+    # the neighbour is untouched: its Service chain and address slot are still there
+    assert serviceproxy.chains_left(cluster_nodes.network.tag)
+    assert (addressing.CLAIMS_DIR / str(cluster_nodes.network.slot)).exists()
