@@ -14,14 +14,18 @@ What a node leaves when its processes are gone, and how each is found:
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import signal
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import structlog
 from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
 
 from sriovop.devcluster import addressing, cgroups, serviceproxy
 from sriovop.devcluster.addressing import ClusterNetwork
@@ -83,6 +87,16 @@ def unmount_all(directory: Path) -> None:
         raise RuntimeError(f"mounts left under {directory}: {left}")
 
 
+def _delete_link(ipr: IPRoute, index: int) -> None:
+    try:
+        ipr.link("del", index=index)
+    except NetlinkError as exc:
+        # a pod's veth disappears by itself once its network namespace is freed, which the kernel
+        # does asynchronously after the last pod process and the namespace's mount are gone
+        if exc.code != errno.ENODEV:
+            raise
+
+
 def delete_bridges(names: list[str]) -> None:
     with IPRoute() as ipr:
         for name in names:
@@ -91,8 +105,8 @@ def delete_bridges(names: list[str]) -> None:
                 continue
             for link in ipr.get_links():
                 if link.get_attr("IFLA_MASTER") == found[0]:
-                    ipr.link("del", index=link["index"])
-            ipr.link("del", index=found[0])
+                    _delete_link(ipr, link["index"])
+            _delete_link(ipr, found[0])
 
 
 def bridges_left(names: list[str]) -> list[str]:
@@ -119,20 +133,37 @@ def remove_pods(crictl: Path | None, socket: Path) -> None:
 
 
 def cleanup(directory: Path) -> None:
-    """Remove every host object of the cluster in `directory`; safe to call any number of times."""
+    """Remove every host object of the cluster in `directory`; safe to call any number of times.
+
+    Every step runs even when an earlier one failed (a leftover of one kind must not keep the others
+    in place); the failures are raised together at the end.
+    """
     net = load_network(directory)
     if net is None:
         return
-    for node in net.nodes:
-        for pid in shim_pids(directory / "nodes" / node.name / "containerd.sock"):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    for node in net.nodes:
-        cgroups.remove(cgroup_name(net, node.name))
-    unmount_all(directory)
-    delete_bridges([n.bridge for n in net.nodes])
-    serviceproxy.uninstall(net.tag, str(net.service_range))
-    addressing.release(directory, net.slot)
+    sockets = [directory / "nodes" / node.name / "containerd.sock" for node in net.nodes]
+    steps: list[tuple[str, Callable[[], None]]] = [
+        ("kill containerd shims", lambda: _kill([p for s in sockets for p in shim_pids(s)])),
+        *((f"remove cgroup of {n.name}", partial(cgroups.remove, cgroup_name(net, n.name))) for n in net.nodes),
+        ("unmount", partial(unmount_all, directory)),
+        ("delete bridges", partial(delete_bridges, [n.bridge for n in net.nodes])),
+        ("remove Service chains", partial(serviceproxy.uninstall, net.tag, str(net.service_range))),
+        ("release address slot", partial(addressing.release, directory, net.slot)),
+    ]
+    failures = []
+    for what, step in steps:
+        try:
+            step()
+        except Exception as exc:  # reported below, after the remaining steps ran
+            failures.append(f"{what}: {exc}")
+    if failures:
+        raise RuntimeError(f"cleanup of {directory} incomplete: " + "; ".join(failures))
     log.info("cluster host objects removed", dir=str(directory))
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
