@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sriovop import __version__
+
 DEBIAN_SUITE = "bookworm"
 DEBIAN_SOURCES = (
     "deb http://deb.debian.org/debian bookworm main",
@@ -30,6 +32,10 @@ ENV = (
     "PYTHONUNBUFFERED=1",
 )
 NONROOT = "65532:65532"
+# Images are tagged with the package version, as manifests/ names them. A version tag (not `latest`) also
+# makes the kubelet's default pull policy IfNotPresent for the DaemonSets the operator renders, so they
+# start from imported images on a cluster that has no registry.
+TAG = __version__
 ROOT = "0:0"
 
 
@@ -50,13 +56,13 @@ class ImageSpec:
 
 
 IMAGES: tuple[ImageSpec, ...] = (
-    ImageSpec(target="operator", name="ghcr.io/sriovop/sriovop-operator:latest",
+    ImageSpec(target="operator", name=f"ghcr.io/sriovop/sriovop-operator:{TAG}",
               entrypoint=("sriovop",), cmd=("operator",), user=NONROOT),
-    ImageSpec(target="webhook", name="ghcr.io/sriovop/sriovop-webhook:latest",
+    ImageSpec(target="webhook", name=f"ghcr.io/sriovop/sriovop-webhook:{TAG}",
               entrypoint=("sriovop", "webhook"), user=NONROOT),
     # The config daemon writes sysfs and configures links on the host, and calls these node tools:
     # ip (iproute2), modprobe (kmod), ethtool, lspci (pciutils), mstconfig (mstflint, Mellanox firmware).
-    ImageSpec(target="config-daemon", name="ghcr.io/sriovop/sriovop-config-daemon:latest",
+    ImageSpec(target="config-daemon", name=f"ghcr.io/sriovop/sriovop-config-daemon:{TAG}",
               entrypoint=("sriovop", "config-daemon"), user=ROOT,
               packages=("ethtool", "iproute2", "kmod", "mstflint", "pciutils")),
 )

@@ -19,6 +19,7 @@ from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
 from test.support.containerd import Containerd, private_containerd
 from test.support.oci_layout import read_archive
 
+REPO = Path(__file__).resolve().parents[3]
 # Each node tool and the flag that prints its version (and so proves the binary and its libraries load).
 NODE_TOOLS = {
     "ip": (["ip", "-V"], r"ip utility, iproute2"),
@@ -90,6 +91,16 @@ def test_operator_image_runs_sriovop_as_its_nonroot_user(ctrd: Containerd, archi
     assert done.stdout.split() == ["65532", "65532", "/usr/local/lib/python3.11/dist-packages/sriovop/__init__.py"]
     version = ctrd.run(spec.name, f"version-{uuid.uuid4().hex[:6]}", *_entrypoint(archives, spec), "--version")
     assert version.returncode == 0 and version.stdout.startswith("sriovop, version"), version
+
+
+def test_image_holds_every_module_of_the_source_tree(ctrd: Containerd) -> None:
+    """The wheel packages every module (a directory without __init__.py is silently left out of it)."""
+    code = ("import pathlib, sriovop; root = pathlib.Path(sriovop.__file__).parent; "
+            "print('\\n'.join(sorted(str(p.relative_to(root)) for p in root.rglob('*.py'))))")
+    done = ctrd.run(by_target("webhook").name, f"modules-{uuid.uuid4().hex[:6]}", "python3", "-c", code)
+    assert done.returncode == 0, done.stderr
+    source = sorted(str(p.relative_to(REPO / "sriovop")) for p in (REPO / "sriovop").rglob("*.py"))
+    assert done.stdout.split() == source
 
 
 @pytest.mark.parametrize("tool", sorted(NODE_TOOLS))

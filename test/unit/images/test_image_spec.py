@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sriovop import __version__
 from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
 from sriovop.render import settings
 from test.support.dockerfile_lint import EffectiveStage, effective, parse
@@ -72,6 +73,11 @@ def test_image_names_are_the_ones_the_manifests_use() -> None:
     assert images[settings.ENV_INJECTOR_IMAGE] == by_target("webhook").name
     ours = {v for v in images.values() if v.startswith("ghcr.io/sriovop/")}
     assert ours == {s.name for s in IMAGES}, "a manifest names a sriovop image that `make images` does not build"
+
+
+def test_images_are_tagged_with_the_package_version() -> None:
+    """`latest` would make the kubelet pull (default policy Always) the DaemonSets the operator renders."""
+    assert {s.name.rsplit(":", 1)[1] for s in IMAGES} == {__version__}
 
 
 def test_operator_deployment_runs_the_operator_image_as_its_user() -> None:
