@@ -7,12 +7,9 @@ import json
 import click
 
 from sriovop.commands._options import kubeconfig_option
-from sriovop.commands.plan import namespace_option, output_option
+from sriovop.commands.plan import namespace_option, output_option, read_cluster
 from sriovop.plan.explain import ExplainError, explain
 from sriovop.plan.render import render_explain
-from sriovop.plan.snapshot import read_snapshot
-from sriovop.runtime.client import Client
-from sriovop.runtime.config import load_config
 
 
 @click.command()
@@ -30,11 +27,7 @@ def command(what: str, name: str, kubeconfig: str | None, namespace: str, output
     took the PF (priority, name order), or the externally-managed limit it breaks. Also shows each
     node's sync status, drain/reboot state and last error.
     """
-    client = Client(load_config(kubeconfig))
-    try:
-        snap = read_snapshot(client, namespace)
-    finally:
-        client.close()
+    snap = read_cluster(kubeconfig, namespace)
     try:
         report = explain(snap, node=name if what == "node" else None, policy=name if what == "policy" else None)
     except ExplainError as exc:

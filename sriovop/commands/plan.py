@@ -12,15 +12,33 @@ from sriovop.api.v1 import consts
 from sriovop.commands._options import kubeconfig_option
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.render import render_plan
-from sriovop.plan.snapshot import PlanInputError, load_policies, read_snapshot
+from sriovop.plan.snapshot import PlanInputError, Snapshot, load_policies, read_snapshot
 from sriovop.runtime.client import Client
-from sriovop.runtime.config import load_config
+from sriovop.runtime.config import ConfigError, load_config
+from sriovop.runtime.errors import ApiError
 
 namespace_option = click.option(
     "--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE, consts.DEFAULT_OPERATOR_NAMESPACE),
     show_default="$NAMESPACE or sriov-network-operator", help="The operator namespace.")
 output_option = click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
                              show_default=True, help="`json` for scripts.")
+
+
+class NoPlan(click.ClickException):
+    """No plan could be made; its own exit code, so a script never reads it as "denied" or "disruptive"."""
+
+    exit_code = 3
+
+
+def read_cluster(kubeconfig: str | None, namespace: str) -> Snapshot:
+    try:
+        client = Client(load_config(kubeconfig))
+        try:
+            return read_snapshot(client, namespace)
+        finally:
+            client.close()
+    except (ApiError, ConfigError, OSError) as exc:
+        raise NoPlan(f"cannot read the cluster: {exc}") from None
 
 
 @click.command()
@@ -39,17 +57,14 @@ def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namesp
     and in how many waves; what the admission webhook would say; the device-plugin resources that
     appear, change or disappear.
 
-    Exit code: 0 admissible and nothing disruptive, 1 denied, 2 at least one node drains or reboots.
+    Exit code: 0 admissible and nothing disruptive, 1 denied, 2 at least one node drains or reboots,
+    3 no plan (unusable file, cluster unreachable).
     """
     try:
         given = load_policies(files, namespace)
     except PlanInputError as exc:
-        raise click.UsageError(str(exc)) from None
-    client = Client(load_config(kubeconfig))
-    try:
-        snap = read_snapshot(client, namespace)
-    finally:
-        client.close()
+        raise NoPlan(str(exc)) from None
+    snap = read_cluster(kubeconfig, namespace)
     plan = compute_plan(snap, given, delete)
     if output == "json":
         click.echo(json.dumps(plan, indent=2))
