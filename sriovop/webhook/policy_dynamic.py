@@ -24,7 +24,8 @@ from sriovop.webhook.selection import explain_mismatch, parse_pf_name
 
 #: Substrings of a node's spec.providerID that mean a virtual platform (upstream's PlatformsMap).
 VIRTUAL_PLATFORMS = ("openstack", "aws")
-_MAX_REASONS = 3
+#: Nodes whose rejected PFs are listed in a "no supported NIC" denial; beyond that, a count.
+_MAX_EXPLAINED_NODES = 5
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -149,6 +150,7 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
     nics = view.supported_nics()
     selected = False
     reasons: list[str] = []
+    unexplained = 0
     # Many nodes look alike (same peer groups, same PF names): each distinct (peer, PF naming) pair is
     # judged once.
     judged: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
@@ -164,19 +166,25 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
         # Interfaces judged alike on an earlier node (same shape and platform) pass again; they are
         # looked at again only while explanations for a denial are still being collected.
         shape = (cached_shape(state, interfaces), _virtual(node))
-        if shape in judged_shapes and (selected or len(reasons) >= _MAX_REASONS):
+        explain = not selected and len(reasons) < _MAX_EXPLAINED_NODES
+        if shape in judged_shapes and not explain:
             interfaces_to_judge: list[dict[str, Any]] = []
         else:
             judged_shapes.add(shape)
             interfaces_to_judge = interfaces
+        rejected: list[str] = []
         for iface in interfaces_to_judge:
-            explain = not selected and len(reasons) < _MAX_REASONS
-            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain)
+            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain and not selected)
             if reason is None:
                 selected = True
                 check_interface(p, iface, node_name)
             elif explain:
-                reasons.append(f"node {node_name} interface {iface.get('name')}: {reason}")
+                rejected.append(f"{iface.get('name')}: {reason}")
+        if not selected and interfaces:
+            if not explain:
+                unexplained += 1
+            elif rejected:
+                reasons.append(f"node {node_name}: " + ", ".join(rejected))
         if not groups:
             continue
         projection = tuple(labels.get(k) for k in peer_keys)
@@ -195,12 +203,14 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
             judged_groups.add((selector_key, alias_key))
             for peer in members:
                 if peer.spec.name not in judged_static:
-                    check_node_independent_conflicts(p, peer.spec)
+                    check_node_independent_conflicts(p, peer.spec, node_name)
                     judged_static.add(peer.spec.name)
                 if mine and (peer.spec.name, alias_key) not in judged:
-                    check_pf_conflicts(p, mine, peer, aliases)
+                    check_pf_conflicts(p, mine, peer, aliases, node_name)
                     judged.add((peer.spec.name, alias_key))
     if not selected:
+        if unexplained:
+            reasons.append(f"and {unexplained} more node(s)")
         detail = "; ".join(reasons) if reasons else "no selected node reports any interface in its NodeState"
         raise Denied(
             "spec.nicSelector",

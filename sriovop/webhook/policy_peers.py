@@ -112,9 +112,11 @@ def cached_shape(state: object, interfaces: Sequence[Mapping[str, Any]]) -> str:
 
 
 def check_pf_conflicts(
-    p: PolicySpec, mine: Sequence[tuple[int, str, PfName]], peer: Peer, aliases: Mapping[str, str]
+    p: PolicySpec, mine: Sequence[tuple[int, str, PfName]], peer: Peer, aliases: Mapping[str, str], node: str = "",
 ) -> None:
-    """The same PF (alternative names resolved through the node's NodeState) in both policies."""
+    """The same PF (alternative names resolved through the node's NodeState) in both policies; the
+    denial names the node (the first one where both select it) and the PF where they collide."""
+    where = f" (node {node}, PF {{}})" if node else " (PF {})"
     other = peer.spec
     for i, entry, cur in mine:
         cur_name = aliases.get(cur.name, cur.name)
@@ -124,26 +126,31 @@ def check_pf_conflicts(
             if p.externally_managed != other.externally_managed:
                 raise Denied(
                     "spec.externallyManaged",
-                    f"externallyManage is inconsistent with existing policy {other.name} on PF {cur_name}",
+                    f"externallyManage is inconsistent with existing policy {other.name} on PF {cur_name}"
+                    + (f" of node {node}" if node else ""),
                 )
             if ranges_overlap(cur, prev):
                 raise Denied(
                     f"spec.nicSelector.pfNames[{i}]",
-                    f"VF index range in {entry} is overlapped with existing policy {other.name} ({other_entry})",
+                    f"VF index range in {entry} is overlapped with existing policy {other.name} ({other_entry})"
+                    + where.format(cur_name),
                 )
 
 
-def check_node_independent_conflicts(p: PolicySpec, other: PolicySpec) -> None:
+def check_node_independent_conflicts(p: PolicySpec, other: PolicySpec, node: str = "") -> None:
+    """Conflicts that do not depend on the node's PFs; `node` (one node both policies select) is named
+    in the denial so the user sees where they meet."""
+    on_node = f" on node {node}" if node else ""
     for i, root in enumerate(p.nic.root_devices):
         if root in other.nic.root_devices:
             raise Denied(
                 f"spec.nicSelector.rootDevices[{i}]",
-                f"root device {root} is overlapped with existing policy {other.name}",
+                f"root device {root} is overlapped with existing policy {other.name} (PF {root}{on_node})",
             )
     if p.resource_name == other.resource_name and p.exclude_topology != other.exclude_topology:
         raise Denied(
             "spec.excludeTopology",
             f"excludeTopology[{str(p.exclude_topology).lower()}] field conflicts with policy "
             f"[{other.name}].ExcludeTopology[{str(other.exclude_topology).lower()}] as they target the same "
-            f"resource[{p.resource_name}]",
+            f"resource[{p.resource_name}]" + (f" (both select node {node})" if node else ""),
         )

@@ -120,7 +120,8 @@ def test_no_node_matches_the_node_selector() -> None:
 def test_no_supported_nic_selected_explains_why() -> None:
     response = judge(policy(nicSelector={"pfNames": ["ens9f9"]}))
     assert_denied(response, "spec.nicSelector", "no supported NIC is selected by the nicSelector in CR p1")
-    assert "node worker-0 interface ens1f0: interface ens1f0 is not among pfNames" in response["status"]["message"]
+    assert ("(node worker-0: ens1f0: interface ens1f0 is not among pfNames, ens1f1: interface ens1f1 is not among "
+            "pfNames") in response["status"]["message"]
 
 
 def test_selected_node_without_node_state_selects_nothing() -> None:
@@ -195,16 +196,18 @@ def test_vdpa_only_on_mellanox() -> None:
 
 @pytest.mark.parametrize(("mine", "theirs", "field", "fragment"), [
     ({"nicSelector": {"pfNames": ["ens1f0#0-3"]}}, {"nicSelector": {"pfNames": ["ens1f0#2-7"]}, "numVfs": 8},
-     "spec.nicSelector.pfNames[0]", "VF index range in ens1f0#0-3 is overlapped with existing policy other"),
+     "spec.nicSelector.pfNames[0]",
+     "VF index range in ens1f0#0-3 is overlapped with existing policy other (ens1f0#2-7) (node w, PF ens1f0)"),
     ({"nicSelector": {"pfNames": ["ens1f0"]}}, {"nicSelector": {"pfNames": ["ens1f0"]}},
      "spec.nicSelector.pfNames[0]", "overlapped with existing policy other"),
     ({"nicSelector": {"pfNames": ["enp59s0f0#0-1"]}}, {"nicSelector": {"pfNames": ["ens1f0#1-2"]}},
-     "spec.nicSelector.pfNames[0]", "overlapped with existing policy other"),
+     "spec.nicSelector.pfNames[0]", "overlapped with existing policy other (ens1f0#1-2) (node w, PF ens1f0)"),
     ({"nicSelector": {"pfNames": ["ens1f0#0-1"]}, "externallyManaged": True},
      {"nicSelector": {"pfNames": ["ens1f0#2-3"]}}, "spec.externallyManaged",
-     "externallyManage is inconsistent with existing policy other"),
+     "externallyManage is inconsistent with existing policy other on PF ens1f0 of node w"),
     ({"nicSelector": {"rootDevices": ["0000:3b:00.0"]}}, {"nicSelector": {"rootDevices": ["0000:3b:00.0"]}},
-     "spec.nicSelector.rootDevices[0]", "root device 0000:3b:00.0 is overlapped with existing policy other"),
+     "spec.nicSelector.rootDevices[0]",
+     "root device 0000:3b:00.0 is overlapped with existing policy other (PF 0000:3b:00.0 on node w)"),
     ({"nicSelector": {"pfNames": ["ens1f0#0-1"]}, "excludeTopology": True},
      {"nicSelector": {"pfNames": ["ens1f1"]}, "excludeTopology": False}, "spec.excludeTopology",
      "excludeTopology[true] field conflicts with policy [other].ExcludeTopology[false]"),
