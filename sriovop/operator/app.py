@@ -30,6 +30,7 @@ from sriovop.controllers.drain import Drainer, DrainReconciler
 from sriovop.controllers.networks import NetworkReconciler, register_network_namespace_index
 from sriovop.controllers.node_policy import NodePolicyReconciler
 from sriovop.controllers.operator_config import OperatorConfigReconciler
+from sriovop.controllers.policy_status import PolicyStatusReconciler
 from sriovop.controllers.pool_config import PoolConfigReconciler
 from sriovop.controllers.webhook_certs import CertMode, WebhookCertReconciler, default_targets
 from sriovop.logsetup import set_level
@@ -135,6 +136,7 @@ class Operator:
         OperatorConfigReconciler(mgr.server_client, mgr.client, ns, s.render, rec, set_log_level=set_level,
                                  certs=s.certs, on_webhooks_applied=certs.trigger if certs else None).setup(mgr)
         PoolConfigReconciler(mgr.client, ns, rec).setup(mgr)
+        PolicyStatusReconciler(mgr.client, ns).setup(mgr)
         DrainReconciler(mgr.server_client, ns, Drainer(mgr.server_client, s.resource_prefix), rec).setup(mgr)
         for kind in NETWORK_KINDS:
             register_network_namespace_index(self.cluster, kind)

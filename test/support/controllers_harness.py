@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 from sriovop.api.v1.kinds import NETWORK_KINDS
 from sriovop.controllers.networks import NetworkReconciler
 from sriovop.controllers.node_policy import NodePolicyReconciler
+from sriovop.controllers.policy_status import PolicyStatusReconciler
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.events import EventRecorder
@@ -92,4 +93,16 @@ def node_policy_controller(kubeconfig: Path, operator_namespace: str, **kw: Any)
                                       api_reader=mgr.api_reader, **kw)
     reconciler.setup(mgr)
     with running(mgr, recorder):
+        yield reconciler
+
+
+@contextmanager
+def policy_status_controller(kubeconfig: Path, operator_namespace: str) -> Iterator[PolicyStatusReconciler]:
+    """The namespaced manager with the policy/pool status controller, as the operator wires it."""
+    client = client_for(kubeconfig)
+    mgr = Manager(client, name=f"status-{operator_namespace}", namespaces={operator_namespace},
+                  registry=CollectorRegistry())
+    reconciler = PolicyStatusReconciler(mgr.client, operator_namespace)
+    reconciler.setup(mgr)
+    with running(mgr):
         yield reconciler

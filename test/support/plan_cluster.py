@@ -31,7 +31,7 @@ from sriovop.host.sim import SimHost
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import ApiError, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
-from test.support.controllers_harness import node_policy_controller
+from test.support.controllers_harness import node_policy_controller, policy_status_controller
 from test.support.daemon_harness import client_for, running_daemon, wait_for
 from test.support.kube import create_namespace, delete_namespace
 from test.support.operator_drain import running_drain_manager
@@ -134,7 +134,8 @@ class Cluster:
 
 @contextmanager
 def plan_cluster(kubeconfig: Path, tmp: Path) -> Iterator[Cluster]:
-    """The operator's node-policy and drain controllers and one config daemon per simulated host."""
+    """The operator's node-policy, drain and policy-status controllers and one config daemon per
+    simulated host."""
     namespace = f"plan-{uuid.uuid4().hex[:6]}"
     create_namespace(kubeconfig, namespace)
     client = client_for(kubeconfig)
@@ -152,6 +153,7 @@ def plan_cluster(kubeconfig: Path, tmp: Path) -> Iterator[Cluster]:
             sims[node] = stack.enter_context(SimHost(tmp / short / "host", nics, cmdline=cmdline))
         stack.enter_context(node_policy_controller(kubeconfig, namespace, stale_delay_minutes=0))
         stack.enter_context(running_drain_manager(kubeconfig, namespace))
+        stack.enter_context(policy_status_controller(kubeconfig, namespace))
         for node, sim in sims.items():
             stack.enter_context(running_daemon(kubeconfig, namespace, node, sim.root))
         for node in sims:  # the daemon has reported the host and published its facts

@@ -57,7 +57,12 @@ _AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp")
 
 SCHEMAS: tuple[KindSchema, ...] = (
     KindSchema(kinds.SRIOV_NETWORK_NODE_POLICY, "sriovnetworknodepolicy",
-               SriovNetworkNodePolicySpec, SriovNetworkNodePolicyStatus),
+               SriovNetworkNodePolicySpec, SriovNetworkNodePolicyStatus,
+               (PrinterColumn("Matched", "integer", ".status.matchedNodes"),
+                PrinterColumn("Ready Nodes", "integer", ".status.readyNodes"),
+                _READY,
+                PrinterColumn("Degraded", "string", '.status.conditions[?(@.type=="Degraded")].status'),
+                _AGE)),
     KindSchema(kinds.SRIOV_NETWORK, "sriovnetwork", SriovNetworkSpec, NetworkStatus, (_READY, _AGE)),
     KindSchema(kinds.SRIOV_IB_NETWORK, "sriovibnetwork", SriovIBNetworkSpec, NetworkStatus, (_READY, _AGE)),
     KindSchema(kinds.OVS_NETWORK, "ovsnetwork", OVSNetworkSpec, NetworkStatus, (_READY, _AGE)),
@@ -76,7 +81,10 @@ SCHEMAS: tuple[KindSchema, ...] = (
     KindSchema(kinds.SRIOV_OPERATOR_CONFIG, "sriovoperatorconfig",
                SriovOperatorConfigSpec, SriovOperatorConfigStatus, (_READY, _AGE)),
     KindSchema(kinds.SRIOV_NETWORK_POOL_CONFIG, "sriovnetworkpoolconfig",
-               SriovNetworkPoolConfigSpec, SriovNetworkPoolConfigStatus),
+               SriovNetworkPoolConfigSpec, SriovNetworkPoolConfigStatus,
+               (PrinterColumn("Nodes", "integer", ".status.nodeCount"),
+                PrinterColumn("Draining", "string", ".status.drainingNodes"),
+                _READY, _AGE)),
     # Owned by Multus in a real cluster; shipped (identical in shape to Multus' CRD) so that a bare
     # control plane (tests, the demo) can store the NADs the network controllers render.
     KindSchema(

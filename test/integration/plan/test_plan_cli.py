@@ -5,13 +5,15 @@ and the config daemons running."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 from click.testing import CliRunner
 
-from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_POOL_CONFIG
 from sriovop.cli import main
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import read_snapshot
@@ -19,6 +21,7 @@ from test.support.daemon_harness import wait_for
 from test.support.plan_cluster import Cluster, converged, pol, short
 
 R1 = {"rack": "r1"}
+KUBECTL = Path(sys.executable).parent / "kubectl"
 POLICIES = [
     pol("x-hi", pf=["ens1f0"], prio=10, vfs=2, res="rx"),
     pol("x-lo", vendor="8086", prio=80, vfs=2, res="ry"),
@@ -115,6 +118,67 @@ def test_plan_and_explain_commands(plan_cluster: Cluster, control_plane: Any, tm
 
     for policy in POLICIES:
         c.client.delete(SRIOV_NETWORK_NODE_POLICY, policy["metadata"]["name"], c.namespace)
+    _settle_empty(c)
+
+
+def _status(c: Cluster, kind: Any, name: str) -> dict[str, Any]:
+    return c.client.get(kind, name, c.namespace).get("status") or {}
+
+
+def _conditions(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    return {x["type"]: (x["status"], x["reason"], x["message"]) for x in status.get("conditions") or []}
+
+
+def _settle_empty(c: Cluster) -> None:
+    for node in c.sims:
+        wait_for(lambda n=node: converged(c, n, {"spec": {"interfaces": []}}), 120, f"{node} back to no VFs")
+
+
+def test_status_on_policies_and_pools(plan_cluster: Cluster, control_plane: Any) -> None:
+    """The operator's policy-status controller: counts, conditions naming failing nodes, printer columns."""
+    c = plan_cluster
+    _converge(c, POLICIES)
+    n_a = _node(c, "n-a")
+    c.client.create(SRIOV_NETWORK_POOL_CONFIG, {"metadata": {"name": "ab", "namespace": c.namespace}, "spec": {
+        "nodeSelector": {"matchLabels": {"pool": "ab"}}, "maxUnavailable": 1}}, c.namespace)
+
+    def ready(name: str, matched: int) -> dict[str, Any] | None:
+        st = _status(c, SRIOV_NETWORK_NODE_POLICY, name)
+        ok = (st.get("matchedNodes"), st.get("readyNodes")) == (matched, matched) and \
+            _conditions(st).get("Ready", ("",))[0] == "True"
+        return st if ok else None
+    st = wait_for(lambda: ready("x-hi", 3), 60, "x-hi status")
+    assert _conditions(st)["Progressing"][:2] == ("False", "Idle")
+    assert _conditions(st)["Degraded"][:2] == ("False", "NoFailures")
+    wait_for(lambda: ready("x-r1", 1), 60, "x-r1 status (rack r1 only)")
+    pool = wait_for(lambda: (p := _status(c, SRIOV_NETWORK_POOL_CONFIG, "ab")).get("nodeCount") == 2 and p, 60,
+                    "pool status")
+    assert not pool.get("drainingNodes") and _conditions(pool)["Ready"][0] == "True"
+
+    # kubectl shows the status as printer columns.
+    out = subprocess.run([str(KUBECTL), "--kubeconfig", str(control_plane.kubeconfig), "get",
+                          "sriovnetworknodepolicies", "-n", c.namespace], capture_output=True, text=True, check=True)
+    header, *rows = out.stdout.splitlines()
+    assert header.split() == ["NAME", "MATCHED", "READY", "NODES", "READY", "DEGRADED", "AGE"], out.stdout
+    assert any(r.split()[:5] == ["x-hi", "3", "3", "True", "False"] for r in rows), out.stdout
+
+    # 8 VFs on an 82576 (7 at most), applied without the webhook: n-a fails, and the status says so.
+    c.client.create(SRIOV_NETWORK_NODE_POLICY, {**pol("x-8", pf=["ens2f0"], prio=1, vfs=8, res="r8", sel=R1),
+                                                "metadata": {"name": "x-8", "namespace": c.namespace}}, c.namespace)
+
+    def degraded() -> tuple[str, str, str] | None:
+        cond = _conditions(_status(c, SRIOV_NETWORK_NODE_POLICY, "x-8")).get("Degraded")
+        return cond if cond and cond[0] == "True" else None
+    _, reason, message = wait_for(degraded, 60, "x-8 Degraded")
+    assert reason == "NodesFailed" and n_a in message and "sriov_totalvfs 7" in message, message
+    st = _status(c, SRIOV_NETWORK_NODE_POLICY, "x-8")
+    assert (st["matchedNodes"], st["readyNodes"]) == (1, 0)
+    assert _conditions(st)["Ready"][:2] == ("False", "NodesNotReady")
+
+    for name in ["x-8", *(p["metadata"]["name"] for p in POLICIES)]:
+        c.client.delete(SRIOV_NETWORK_NODE_POLICY, name, c.namespace)
+    c.client.delete(SRIOV_NETWORK_POOL_CONFIG, "ab", c.namespace)
+    _settle_empty(c)
 
 
 def test_help_documents_every_flag() -> None:

@@ -82,7 +82,7 @@ def _columns(file: str) -> list[tuple[str, str]]:
     return [(c["name"], c["jsonPath"]) for c in version.get("additionalPrinterColumns", [])]
 
 
-def test_printer_columns_are_upstreams() -> None:
+def test_printer_columns_are_upstreams_plus_sriovops_policy_and_pool_status() -> None:
     ready = ("Ready", '.status.conditions[?(@.type=="Ready")].status')
     age = ("Age", ".metadata.creationTimestamp")
     for f in ("sriovnetworks", "sriovibnetworks", "ovsnetworks", "sriovoperatorconfigs"):
@@ -93,8 +93,12 @@ def test_printer_columns_are_upstreams() -> None:
         ("Current Sync State", r".metadata.annotations.sriovnetwork\.openshift\.io/current-state"),
         age,
     ]
-    assert _columns("sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml") == []
-    assert _columns("sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml") == []
+    # Upstream has none on policies and pools; sriovop shows the status its operator writes there.
+    assert _columns("sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml") == [
+        ("Matched", ".status.matchedNodes"), ("Ready Nodes", ".status.readyNodes"), ready,
+        ("Degraded", '.status.conditions[?(@.type=="Degraded")].status'), age]
+    assert _columns("sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml") == [
+        ("Nodes", ".status.nodeCount"), ("Draining", ".status.drainingNodes"), ready, age]
 
 
 def _walk(schema: dict[str, Any], path: str = "") -> list[str]:

@@ -3,6 +3,7 @@
 from typing import Annotated, Literal, Required, TypedDict
 
 from sriovop.api.v1.schema.markers import Default, Doc, Maximum, Minimum
+from sriovop.api.v1.types.meta import Conditions
 
 DeviceType = Literal["netdevice", "vfio-pci"]
 LinkType = Literal["eth", "ETH", "ib", "IB"]
@@ -131,4 +132,12 @@ class SriovNetworkNodePolicySpec(TypedDict, total=False):
 
 
 class SriovNetworkNodePolicyStatus(TypedDict, total=False):
-    """SriovNetworkNodePolicyStatus defines the observed state of SriovNetworkNodePolicy."""
+    """SriovNetworkNodePolicyStatus defines the observed state of SriovNetworkNodePolicy.
+
+    Written by sriovop's operator (additive: clients that do not know these fields ignore them)."""
+
+    matchedNodes: Annotated[int, Doc("Nodes with a config daemon where the policy selects at least one PF."),
+                            Minimum(0)]
+    readyNodes: Annotated[int, Doc("Matched nodes whose configuration is applied (Succeeded, no drain under way)."),
+                          Minimum(0)]
+    conditions: Conditions

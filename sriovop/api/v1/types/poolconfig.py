@@ -2,8 +2,8 @@
 
 from typing import Annotated, TypedDict
 
-from sriovop.api.v1.schema.markers import Doc
-from sriovop.api.v1.types.meta import AtomicLabelSelector
+from sriovop.api.v1.schema.markers import Doc, Minimum
+from sriovop.api.v1.types.meta import AtomicLabelSelector, Conditions
 from sriovop.api.v1.types.nodestate import RdmaMode
 
 
@@ -46,4 +46,10 @@ class SriovNetworkPoolConfigSpec(TypedDict, total=False):
 
 
 class SriovNetworkPoolConfigStatus(TypedDict, total=False):
-    """SriovNetworkPoolConfigStatus defines the observed state of SriovNetworkPoolConfig."""
+    """SriovNetworkPoolConfigStatus defines the observed state of SriovNetworkPoolConfig.
+
+    Written by sriovop's operator (additive: clients that do not know these fields ignore them)."""
+
+    nodeCount: Annotated[int, Doc("Nodes the pool's nodeSelector selects."), Minimum(0)]
+    drainingNodes: Annotated[list[str], Doc("Nodes of the pool draining now (they hold a maxUnavailable slot).")]
+    conditions: Conditions
