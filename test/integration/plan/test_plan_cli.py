@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,17 @@ POLICIES = [
 ]
 
 
-def _run(c: Cluster, kubeconfig: Path, *args: str) -> Any:
-    return CliRunner().invoke(main, [*args, "--kubeconfig", str(kubeconfig), "-n", c.namespace],
-                              catch_exceptions=False)
+@dataclass
+class Run:
+    exit_code: int
+    output: str
+
+
+def _run(c: Cluster, kubeconfig: Path, *args: str) -> Run:
+    """The command as a user runs it: its own process (this one's threads log to stdout)."""
+    proc = subprocess.run([sys.executable, "-m", "sriovop.cli", *args, "--kubeconfig", str(kubeconfig),
+                           "-n", c.namespace], capture_output=True, text=True, timeout=120, check=False)
+    return Run(proc.returncode, proc.stdout + proc.stderr)
 
 
 def _converge(c: Cluster, policies: list[dict[str, Any]]) -> None:
