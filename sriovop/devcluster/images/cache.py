@@ -81,4 +81,24 @@ def _read_layer(blob: Path, meta: Path) -> Layer | None:
         layer = Layer(path=blob, digest=data["digest"], diff_id=data["diff_id"], size=int(data["size"]))
     except (FileNotFoundError, ValueError, KeyError):
         return None
-    return layer if blob.is_file() and blob.stat().st_size == layer.size else None
+    if not blob.is_file() or blob.stat().st_size != layer.size:
+        return None
+    os.utime(meta)  # last use, for prune_layers
+    return layer
+
+
+def prune_layers(prefix: str, keep: int, root: Path | None = None) -> list[str]:
+    """Delete all but the `keep` most recently used layers named `prefix*`; return the names removed.
+
+    Every code change leaves a new wheel layer behind; without this the cache grows by one per edit.
+    A layer a build still needs is simply rebuilt (cached_layer checks the blob before using it).
+    """
+    layers = (root or cache_root()) / "layers"
+    metas = sorted(layers.glob(f"{prefix}*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    removed = []
+    for meta in metas[keep:]:
+        name = meta.name.removesuffix(".json")
+        for path in (meta, layers / f"{name}.tar.gz", layers / f".{name}.lock"):
+            path.unlink(missing_ok=True)
+        removed.append(name)
+    return removed

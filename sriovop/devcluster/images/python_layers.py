@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from sriovop.devcluster.images.cache import cached_layer, content_key
+from sriovop.devcluster.images.cache import cached_layer, content_key, prune_layers
 from sriovop.devcluster.images.oci import Layer
 from sriovop.devcluster.images.spec import DEBIAN_GLIBC, PYTHON_VERSION, SITE_PACKAGES
 
@@ -29,6 +29,8 @@ from sriovop.cli import main
 if __name__ == "__main__":
     sys.exit(main())
 """
+# Wheel layers of recent source versions kept in the cache (switching branches back and forth stays warm).
+APP_LAYERS_KEPT = 10
 _SOURCE_SUFFIXES = {".py", ".typed", ".yaml", ".json", ".j2"}
 
 
@@ -123,4 +125,6 @@ def app_layer(repo: Path, say: Callable[[str], None]) -> Layer:
         launcher.write_text(LAUNCHER)
         launcher.chmod(0o755)
 
-    return cached_layer(f"app-{key}", build, owner=(0, 0))
+    layer = cached_layer(f"app-{key}", build, owner=(0, 0))
+    prune_layers("app-", keep=APP_LAYERS_KEPT)
+    return layer
