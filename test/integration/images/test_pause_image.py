@@ -44,9 +44,19 @@ def test_containerd_imports_and_runs_pause_until_sigterm(pause_archive: Path) ->
                                 PAUSE_IMAGE, cid], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             eventually(lambda: ctrd.task_status(cid) == "RUNNING", 120, f"task {cid} to be RUNNING")
-            # It keeps running (a sandbox must outlive its containers) until asked to stop.
-            ctrd.ctr("tasks", "kill", "-s", "SIGTERM", cid)
-            out, err = run.communicate(timeout=120)
+
+            # It keeps running (a sandbox must outlive its containers) until asked to stop. As PID 1 of
+            # its namespace it ignores SIGTERM until its handler is installed, so ask until it exits.
+            def stopped_on_sigterm() -> bool:
+                ctrd.ctr("tasks", "kill", "-s", "SIGTERM", cid, check=False)
+                try:
+                    run.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    return False
+                return True
+
+            eventually(stopped_on_sigterm, 120, f"task {cid} to exit on SIGTERM")
+            out, err = run.communicate(timeout=60)
         finally:
             if run.poll() is None:
                 run.kill()
