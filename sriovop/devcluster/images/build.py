@@ -1,4 +1,5 @@
-"""`make images`: the operator, webhook and config-daemon images (and the pause image) as OCI archives.
+"""`make images`: the operator, webhook and config-daemon images (and the pause and stand-in images) as
+OCI archives.
 
 Each app image is three layers: a Debian root filesystem (mmdebstrap, cached per package set), the
 pinned dependencies (cached per images/requirements.txt) and the sriovop wheel (rebuilt only when the
@@ -21,6 +22,7 @@ from sriovop.devcluster.images.oci import ImageConfig, Layer, plan_image
 from sriovop.devcluster.images.pause import PAUSE_IMAGE, ensure_pause_archive
 from sriovop.devcluster.images.python_layers import app_layer, deps_layer
 from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
+from sriovop.devcluster.images.standins import STANDINS, standin_layer
 
 PAUSE_TARGET = "pause"
 
@@ -80,8 +82,9 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
     say = say or Progress()
     out_dir = out_dir or default_out_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    wanted = list(targets) or [*(s.target for s in IMAGES), PAUSE_TARGET]
-    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET]
+    standins = {s.target: s for s in STANDINS}
+    wanted = list(targets) or [*(s.target for s in IMAGES), PAUSE_TARGET, *standins]
+    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in standins]
     built: dict[str, Path] = {}
     repo = repo_root()
     if specs:
@@ -94,4 +97,10 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
             built[spec.target] = out
     if PAUSE_TARGET in wanted:
         built[PAUSE_TARGET] = _copy_pause(out_dir, say)
+    if wanted_standins := [standins[t] for t in wanted if t in standins]:
+        layer = standin_layer(say)
+        for standin in wanted_standins:
+            out = out_dir / f"{standin.target}.tar"
+            _write_if_changed(out, standin.name, [layer], standin.config(), say)
+            built[standin.target] = out
     return built

@@ -8,15 +8,13 @@ and put alone in a one-layer image under the name the nodes' containerd config a
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 import structlog
 
 from sriovop.devcluster.images.cache import cache_root, content_key, locked
+from sriovop.devcluster.images.gobuild import go_build, go_sources, hack_dir
 from sriovop.devcluster.images.oci import ImageConfig, write_image, write_layer
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -27,32 +25,9 @@ PAUSE_CONFIG = ImageConfig(entrypoint=("/pause",), user="65535:65535", working_d
 log = structlog.get_logger("devcluster.images")
 
 
-class PauseBuildError(RuntimeError):
-    """The pause binary could not be built; the message says what is missing."""
-
-
 def pause_source_dir() -> Path:
     """hack/pause of the checkout this package runs from (the image is a development-cluster tool)."""
-    return Path(__file__).resolve().parents[3] / "hack" / "pause"
-
-
-def _sources(src: Path) -> list[Path]:
-    if not (src / "main.go").is_file():
-        raise PauseBuildError(
-            f"{src / 'main.go'} is missing: the pause image is built from a sriovop source checkout"
-        )
-    return sorted(p for p in src.iterdir() if p.suffix == ".go" or p.name == "go.mod")
-
-
-def _go_build(src: Path, out: Path) -> None:
-    go = shutil.which("go")
-    if go is None:
-        raise PauseBuildError("go is not on PATH: it builds the pause binary (see hack/install-deps.sh)")
-    env = dict(os.environ, CGO_ENABLED="0", GOWORK="off", GOTOOLCHAIN="local", GOFLAGS="-mod=mod")
-    cmd = [go, "build", "-trimpath", "-ldflags", "-s -w -buildid=", "-o", str(out), "."]
-    proc = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise PauseBuildError(f"go build of {src} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return hack_dir("pause")
 
 
 def ensure_pause_archive(src: Path | None = None) -> Path:
@@ -61,7 +36,7 @@ def ensure_pause_archive(src: Path | None = None) -> Path:
     Cold: one `go build` (seconds to a minute on a loaded machine, progress is logged); warm: a stat.
     """
     src = src or pause_source_dir()
-    key = content_key(PAUSE_IMAGE, files=_sources(src))
+    key = content_key(PAUSE_IMAGE, files=go_sources(src))
     root = cache_root()
     archive = root / f"pause-3.10-{key}.tar"
     if archive.is_file():
@@ -73,8 +48,7 @@ def ensure_pause_archive(src: Path | None = None) -> Path:
         with tempfile.TemporaryDirectory(prefix="sriovop-pause-") as tmp:
             rootfs = Path(tmp) / "rootfs"
             rootfs.mkdir(mode=0o755)
-            _go_build(src, rootfs / "pause")
-            (rootfs / "pause").chmod(0o755)
+            go_build(src, rootfs / "pause")
             layer = write_layer(rootfs, Path(tmp) / "layer.tar.gz", owner=(0, 0))
             write_image(archive, PAUSE_IMAGE, [layer], PAUSE_CONFIG)
         log.info("pause image ready", archive=str(archive))

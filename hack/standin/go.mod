@@ -1,0 +1,3 @@
+module sriovop.local/standin
+
+go 1.21
