@@ -76,6 +76,16 @@ demo: $(VENV)/.installed control-plane
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache
 
+# Every benchmark of test/bench/ into bench-results/<timestamp>/ (one JSON each, summary.json, report.md
+# with plots); `make bench BENCH_ARGS=--quick` runs each at its smallest size (also part of `make test`).
+BENCH_ARGS ?=
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed control-plane
+	$(PY) test/bench/run_all.py $(BENCH_ARGS)
+
 # Three leader-elected operator replicas, a busy workload and 30 injected faults on a private control
 # plane; prints the JSON report (hack/README-failover.md). `make failover FAILOVER_ARGS=--quick` for a smoke run.
 FAILOVER_ARGS ?=

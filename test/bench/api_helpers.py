@@ -1,7 +1,7 @@
 """Cost of the api/v1 helpers on the operator's and webhook's hot paths, printed as JSON.
 
 Baseline (same run): the floor of touching the same dict keys without any logic. Not a test.
-Usage: PYTHONPATH=. .venv/bin/python test/bench/api_helpers.py
+Usage: .venv/bin/python test/bench/api_helpers.py
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
+
+import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as the README says)
 
 from sriovop.api.v1 import kinds
 from sriovop.api.v1.nicselector import nic_selector_matches

@@ -6,7 +6,7 @@ only notice a release at their next jittered poll ([RetryPeriod, 2.2*RetryPeriod
 Graceful: the leader's run() is stopped (release on cancel) → the follower's on_started_leading.
 Crash: every request of the leader hangs (no release) → the follower's on_started_leading.
 
-Usage: PYTHONPATH=. .venv/bin/python test/bench/failover_handover.py [--rounds 8] [--crash-rounds 3]
+Usage: .venv/bin/python test/bench/failover_handover.py [--rounds 8] [--crash-rounds 3]
 Defaults are client-go's durations (15/10/2 s); a crash round takes about LeaseDuration.
 """
 
@@ -19,6 +19,8 @@ import sys
 import time
 from dataclasses import replace
 from typing import Any
+
+import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as the README says)
 
 from sriovop.devcluster import ControlPlane
 from sriovop.logsetup import configure_logging

@@ -1,27 +1,26 @@
-"""Policy convergence at scale: 500 Nodes whose NodeStates report 2 PFs each, one policy selecting all.
+"""Operator: one policy change that touches every NodeState, against the same writes by a plain client.
 
-Measured (JSON on stdout):
-- operator: time from creating (round 1) or changing (rounds 2..) the policy until a watch has seen
-  every NodeState's spec carry the new numVfs, with the node policy controller running in a separate
-  operator process (namespaced manager, as the operator wires it);
-- floor: the same 500 NodeState spec writes issued directly by this script (PUT with the listed
-  resourceVersion, the same number of concurrent writers), observed by the same watch;
-- ratio operator/floor (median over rounds, fastest round of each, and round 1 alone; target <= 1.3;
-  on a shared machine the fastest-round ratio is the least noisy). Floor and operator
-  rounds alternate (the operator idle during floor rounds) so both meet the same machine load;
-- CPU seconds per round: the operator process vs the floor's writers (wall time on a shared machine is
-  noisy; CPU time shows the operator's own overhead);
-- RSS of the operator process: after imports, with 500 Nodes and NodeStates cached, after convergence.
+What it measures, at N nodes of a generated cluster (test/bench/clustergen.py: varied labels, 2-8 PFs
+of mixed vendors per NodeState; the policy selects the E810 port ens1f0 that every worker has):
+- operator: from the policy write (create in the warm-up round, numVfs patch after) until a watch in
+  this process has seen every worker's NodeState spec carry the new numVfs; the node policy controller
+  runs in a separate operator process (the namespaced manager, as the operator wires it, 16 writers);
+- floor: the same N NodeState spec writes (PUT with the listed resourceVersion, the same body the
+  operator writes, 16 threads) by this process, seen by the same watch - with the operator process
+  stopped (exited), so nothing of ours spends CPU during the floor; it is started again afterwards
+  and the next operator round begins once it is idle (synced, the policy's numVfs restored);
+- rounds alternate floor, operator, floor, operator ... after one warm-up round of each; the figure is
+  median operator / median floor (min/max of both in details). Target: <= 1.3.
+- memory: operator RSS after convergence, and the JSON size of what its caches hold (the Nodes,
+  NodeStates and policies, as listed, with and without managedFields, which the informers drop);
+  at each N, so the growth from 500 to 5,000 shows. Target: RSS <= 2x the cached JSON (trimmed).
 
-    .venv/bin/python test/bench/operator_convergence.py [--nodes 500] [--rounds 5] [--writers 16]
+    .venv/bin/python test/bench/operator_convergence.py [--nodes 500,5000] [--rounds 5] [--writers 16] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -30,46 +29,26 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+import benchlib
+import clustergen
+import seed
+from benchlib import Figure, Stat
 
-from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG  # noqa: E402
-from sriovop.controllers.node_policy_apply import desired_interfaces, sort_policies  # noqa: E402
-from sriovop.runtime.client import Client  # noqa: E402
-from sriovop.runtime.config import load_config  # noqa: E402
-from sriovop.runtime.kinds import NAMESPACE, NODE  # noqa: E402
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
+from sriovop.controllers.node_policy_apply import desired_interfaces, sort_policies
+from sriovop.runtime.client import Client
+from sriovop.runtime.config import load_config
+from sriovop.runtime.kinds import NODE
 
-NS = "sriov-network-operator"
-LABEL = "sriovop.bench/convergence"
-
-
-def interfaces(i: int) -> list[dict[str, Any]]:
-    return [{"name": f"ens{p}f0", "pciAddress": f"0000:{i // 256:02x}:{i % 256:02x}.{p}", "vendor": "8086",
-             "deviceID": "158b", "driver": "i40e", "totalvfs": 64, "numVfs": 0, "mtu": 1500, "linkType": "ETH",
-             "linkSpeed": "25000 Mb/s", "mac": f"b4:96:91:{i // 256:02x}:{i % 256:02x}:0{p}"} for p in (0, 1)]
+NS = clustergen.NS
+REPO = benchlib.REPO
 
 
 def policy(num_vfs: int) -> dict[str, Any]:
-    return {"metadata": {"name": "all-nodes", "namespace": NS},
-            "spec": {"priority": 99, "nodeSelector": {LABEL: "true"}, "resourceName": "intel_vfs",
+    return {"metadata": {"name": "all-workers", "namespace": NS},
+            "spec": {"priority": 99, "nodeSelector": {clustergen.WORKER: ""}, "resourceName": "e810_vfs",
                      "numVfs": num_vfs, "deviceType": "netdevice", "isRdma": False, "mtu": 1500,
-                     "nicSelector": {"vendor": "8086", "deviceID": "158b"}}}
-
-
-def cpu_seconds(pid: int | None = None) -> float:
-    """User+system CPU time of a process (this one when pid is None)."""
-    if pid is None:
-        t = os.times()
-        return t.user + t.system
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+                     "nicSelector": {"vendor": "8086", "deviceID": "159b", "pfNames": ["ens1f0"]}}}
 
 
 class SpecWatcher:
@@ -85,8 +64,7 @@ class SpecWatcher:
 
     def _spec_vfs(self, obj: dict[str, Any]) -> int | None:
         ifaces = (obj.get("spec") or {}).get("interfaces") or []
-        vals = {i.get("numVfs") for i in ifaces}
-        return vals.pop() if len(ifaces) == 2 and len(vals) == 1 else None
+        return next((i.get("numVfs") for i in ifaces if i.get("name") == "ens1f0"), None)
 
     def start(self) -> None:
         page = self.client.list_page(SRIOV_NETWORK_NODE_STATE, NS)
@@ -106,7 +84,7 @@ class SpecWatcher:
                 time.sleep(0.5)
 
     def _watch_once(self) -> None:
-        if True:
+        if True:  # one watch; _run reconnects from the last RV
             stream = self.client.watch(SRIOV_NETWORK_NODE_STATE, NS, resource_version=self.rv, timeout_seconds=600)
             for etype, obj in stream:
                 self.rv = obj["metadata"].get("resourceVersion", self.rv)
@@ -150,157 +128,205 @@ def run_operator(kubeconfig: str, writers: int) -> None:
     mgr.start(stop)
 
 
+class OperatorProcess:
+    """The operator side in its own process, stopped (exited) during floor rounds and started again.
+
+    (Pausing it with SIGSTOP instead left its watches stalled for minutes after SIGCONT.)"""
+
+    def __init__(self, kubeconfig: Path, writers: int, log: Path | None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--run-operator", str(kubeconfig), "--writers", str(writers)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+            stderr=open(log, "a") if log else subprocess.DEVNULL)  # noqa: SIM115
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdout.readline()
+        self.rss_imported = benchlib.rss_kib(self.proc.pid)
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def cpu(self) -> float:
+        return benchlib.cpu_seconds(self.proc.pid)
+
+    def wait_idle(self, quiet: float = 0.05, window: float = 1.0, timeout: float = 600) -> None:
+        """Until it spends less than `quiet` CPU seconds in `window` (its informers and queue drained)."""
+        deadline = time.monotonic() + timeout
+        last = self.cpu()
+        while time.monotonic() < deadline:
+            time.sleep(window)
+            now = self.cpu()
+            if now - last < quiet:
+                return
+            last = now
+        raise TimeoutError("the operator did not become idle")
+
+    def stop(self) -> None:
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.write("stop\n")
+                self.proc.stdin.flush()
+            self.proc.wait(30)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def json_mib(objs: list[dict[str, Any]], managed_fields: bool) -> float:
+    total = 0
+    for o in objs:
+        if not managed_fields:
+            o = {**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "managedFields"}}
+        total += len(json.dumps(o, separators=(",", ":")))
+    return total / 2**20
+
+
+def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str, Any]:
+    from sriovop.devcluster import ControlPlane
+
+    cluster = clustergen.Cluster(nodes, policies=0)
+    workers = [i for i in range(nodes) if clustergen.WORKER in cluster.labels(i)]
+    names = {cluster.node_name(i) for i in workers}
+    with ControlPlane() as cp:
+        client = Client(load_config(str(cp.kubeconfig)))
+        seed.base(client, cp.kubeconfig, NS)
+        config = client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": NS},
+                                                      "spec": {"configDaemonNodeSelector": {clustergen.WORKER: ""}}})
+        owner = {"apiVersion": config["apiVersion"], "kind": config["kind"], "name": "default",
+                 "uid": config["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+        started = time.monotonic()
+        seed.nodes(client, cluster, with_states=False)
+
+        def state(i: int) -> None:
+            obj = cluster.node_state(i)
+            obj["metadata"]["ownerReferences"] = [owner]
+            seed.write_state(client, obj)
+
+        seed.parallel("node states", state, workers)
+        setup_s = time.monotonic() - started
+        watcher = SpecWatcher(client, names)
+        watcher.start()
+        node_objs = {n["metadata"]["name"]: n for n in client.list(NODE)}
+        op = OperatorProcess(cp.kubeconfig, writers, log)
+        rss_imported = op.rss_imported
+        try:
+            op.wait_idle()  # initial sync done: NodeStates owned, nodes labelled, nothing to do
+            rss_cached = benchlib.rss_kib(op.proc.pid)
+            cpu: dict[str, list[float]] = {"operator": [], "floor_writers": []}
+            round_no = [0]
+
+            def floor_round() -> float:
+                round_no[0] += 1
+                num_vfs = 2 * round_no[0] + 1
+                pol = sort_policies([policy(num_vfs)])
+                states = [s for s in client.list(SRIOV_NETWORK_NODE_STATE, NS) if s["metadata"]["name"] in names]
+                nonlocal op
+                op.stop()
+                try:
+                    def write(st: dict[str, Any]) -> None:
+                        node = node_objs[st["metadata"]["name"]]
+                        body = {k: v for k, v in st.items() if k != "status"}
+                        body["metadata"] = {k: v for k, v in st["metadata"].items() if k != "managedFields"}
+                        body["spec"] = {**(st.get("spec") or {}), "interfaces": desired_interfaces(
+                            pol, node, st["status"]["interfaces"])}
+                        client.update(SRIOV_NETWORK_NODE_STATE, body)
+
+                    c0 = benchlib.cpu_seconds()
+                    t0 = time.perf_counter()
+                    with ThreadPoolExecutor(writers) as pool:
+                        list(pool.map(write, states))
+                    took = watcher.wait_round(num_vfs, timeout=1800) - t0
+                    cpu["floor_writers"].append(benchlib.cpu_seconds() - c0)
+                finally:
+                    op = OperatorProcess(cp.kubeconfig, writers, log)
+                # the operator restores the policy's numVfs on every NodeState; wait until it is idle again
+                if round_no[0] > 1:
+                    watcher.wait_round(2 * round_no[0], timeout=1800)
+                op.wait_idle()
+                return took
+
+            def operator_round() -> float:
+                num_vfs = 2 * round_no[0] + 2
+                c0 = op.cpu()
+                t0 = time.perf_counter()
+                if round_no[0] == 1:
+                    client.create(SRIOV_NETWORK_NODE_POLICY, policy(num_vfs), NS)
+                else:
+                    client.patch(SRIOV_NETWORK_NODE_POLICY, "all-workers", {"spec": {"numVfs": num_vfs}}, NS)
+                took = watcher.wait_round(num_vfs, timeout=1800) - t0
+                cpu["operator"].append(op.cpu() - c0)
+                op.wait_idle()
+                return took
+
+            samples = benchlib.interleave({"floor": floor_round, "operator": operator_round}, rounds)
+            rss_converged = benchlib.rss_kib(op.proc.pid)
+        finally:
+            watcher.stop.set()
+            op.stop()
+        cached = client.list(NODE) + client.list(SRIOV_NETWORK_NODE_STATE, NS) + client.list(
+            SRIOV_NETWORK_NODE_POLICY, NS)
+        client.close()
+    floor, operator = Stat.of(samples["floor"]), Stat.of(samples["operator"])
+    return {
+        "nodes": nodes, "workers": len(workers), "rounds": rounds, "writers": writers,
+        "setup_seconds": round(setup_s, 1),
+        "floor_seconds": floor.scaled(1, 3), "operator_seconds": operator.scaled(1, 3),
+        "ratio_operator_over_floor": round(operator.median / floor.median, 3),
+        "cpu_seconds_per_round": {k: Stat.of(v[-rounds:]).scaled(1, 3) for k, v in cpu.items() if v},
+        "operator_rss_mib": {"after_imports": round(rss_imported / 1024, 1),
+                             "with_cluster_cached": round(rss_cached / 1024, 1),
+                             "after_convergence": round(rss_converged / 1024, 1)},
+        "cached_json_mib": round(json_mib(cached, managed_fields=False), 1),
+        "cached_json_with_managed_fields_mib": round(json_mib(cached, managed_fields=True), 1),
+        "cached_objects": len(cached),
+    }
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nodes", type=int, default=500)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--writers", type=int, default=16)
-    ap.add_argument("--run-operator", metavar="KUBECONFIG")
-    ap.add_argument("--operator-log", help="write the operator process log here")
-    args = ap.parse_args()
+    parser = benchlib.arg_parser(__doc__)
+    parser.add_argument("--nodes", default="500,5000")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--writers", type=int, default=16)
+    parser.add_argument("--run-operator", metavar="KUBECONFIG")
+    parser.add_argument("--operator-log", type=Path, help="write the operator process log here")
+    args = parser.parse_args()
     if args.run_operator:
         run_operator(args.run_operator, args.writers)
         return
-
     import structlog
 
-    from sriovop.devcluster import ControlPlane
-    from test.support.kube import apply_crds
-
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))
-    cp = ControlPlane().start()
-    proc: subprocess.Popen[str] | None = None
-    try:
-        apply_crds(cp.kubeconfig, sorted((REPO / "manifests" / "crds").glob("*.yaml")))
-        client = Client(load_config(str(cp.kubeconfig)))
-        client.create(NAMESPACE, {"metadata": {"name": NS}})
-        config = client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": NS},
-                                                      "spec": {"configDaemonNodeSelector": {LABEL: "true"}}})
-        names = [f"worker-{i:04d}" for i in range(args.nodes)]
-        owner = {"apiVersion": config["apiVersion"], "kind": config["kind"], "name": "default",
-                 "uid": config["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-
-        def make(i: int) -> None:
-            name = names[i]
-            client.create(NODE, {"metadata": {"name": name, "labels": {LABEL: "true", "kubernetes.io/os": "linux"}}})
-            st = client.create(SRIOV_NETWORK_NODE_STATE, {
-                "metadata": {"name": name, "namespace": NS, "ownerReferences": [owner]}, "spec": {}})
-            st["status"] = {"interfaces": interfaces(i), "syncStatus": "Succeeded"}
-            client.update_status(SRIOV_NETWORK_NODE_STATE, st)
-
-        t = time.perf_counter()
-        with ThreadPoolExecutor(args.writers) as pool:
-            list(pool.map(make, range(args.nodes)))
-        setup_s = time.perf_counter() - t
-
-        watcher = SpecWatcher(client, set(names))
-        watcher.start()
-        nodes = {n["metadata"]["name"]: n for n in client.list(NODE)}
-
-        def floor_round(num_vfs: int) -> float:
-            """The same 500 spec writes, issued directly with the same concurrency."""
-            pol = sort_policies([policy(num_vfs)])
-            states = client.list(SRIOV_NETWORK_NODE_STATE, NS)
-
-            def write(st: dict[str, Any]) -> None:
-                node = nodes[st["metadata"]["name"]]
-                body = {k: v for k, v in st.items() if k != "status"}
-                # as small as the operator's (its cache drops managedFields): a floor, not a handicap
-                body["metadata"] = {k: v for k, v in st["metadata"].items() if k != "managedFields"}
-                body["spec"] = {"interfaces": desired_interfaces(pol, node, st["status"]["interfaces"])}
-                client.update(SRIOV_NETWORK_NODE_STATE, body)
-
-            t0 = time.perf_counter()
-            with ThreadPoolExecutor(args.writers) as pool:
-                list(pool.map(write, states))
-            return watcher.wait_round(num_vfs) - t0
-
-        def wait_labels(value: str) -> None:
-            deadline = time.monotonic() + 120
-            selector = {"sriovnetwork.openshift.io/device-plugin": value}
-            while (labelled := len(client.list(NODE, label_selector=selector))) < args.nodes:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"operator did not label every node {value} ({labelled} done)")
-                time.sleep(0.5)
-            time.sleep(2.0)  # the debounced follow-up sync (caused by the label writes) finishes
-
-        # -- the operator process -----------------------------------------------------------------
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--run-operator", str(cp.kubeconfig), "--writers", str(args.writers)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
-            stderr=open(args.operator_log, "w") if args.operator_log else subprocess.DEVNULL)  # noqa: SIM115
-        assert proc.stdin and proc.stdout
-        proc.stdout.readline()
-        rss_imported = rss_kib(proc.pid)
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-        wait_labels("Disabled")  # initial sync without a policy is complete
-        rss_cached = rss_kib(proc.pid)
-
-        # -- interleaved rounds: floor (operator idle) then operator, so both see the same load ---------
-        floor: list[float] = []
-        operator: list[float] = []
-        floor_cpu: list[float] = []  # this process: the 16 writers and the watcher
-        watch_cpu: list[float] = []  # this process during operator rounds: the watcher alone
-        operator_cpu: list[float] = []  # the operator process during its rounds
-        for r in range(args.rounds):
-            c0 = cpu_seconds()
-            floor.append(floor_round(2 * r + 1))
-            floor_cpu.append(cpu_seconds() - c0)
-            num_vfs = 2 * r + 2
-            c0, o0 = cpu_seconds(), cpu_seconds(proc.pid)
-            t0 = time.perf_counter()
-            if r == 0:
-                client.create(SRIOV_NETWORK_NODE_POLICY, policy(num_vfs), NS)
-            else:
-                client.patch(SRIOV_NETWORK_NODE_POLICY, "all-nodes", {"spec": {"numVfs": num_vfs}}, NS)
-            operator.append(watcher.wait_round(num_vfs) - t0)
-            watch_cpu.append(cpu_seconds() - c0)
-            operator_cpu.append(cpu_seconds(proc.pid) - o0)
-            if r == 0:
-                wait_labels("Enabled")
-            else:
-                time.sleep(2.0)
-        rss_converged = rss_kib(proc.pid)
-        watcher.stop.set()
-
-        op_med, floor_med = statistics.median(operator), statistics.median(floor)
-        print(json.dumps({
-            "benchmark": "operator_convergence",
-            "nodes": args.nodes, "pfs_per_node": 2, "writers": args.writers, "rounds": args.rounds,
-            "setup_seconds": round(setup_s, 2),
-            "operator_seconds": [round(x, 3) for x in operator],
-            "floor_seconds": [round(x, 3) for x in floor],
-            "first_policy_operator_seconds": round(operator[0], 3),
-            "first_policy_floor_seconds": round(floor[0], 3),
-            "first_policy_ratio": round(operator[0] / floor[0], 3),
-            "operator_median_seconds": round(op_med, 3),
-            "floor_median_seconds": round(floor_med, 3),
-            "ratio_operator_to_floor": round(op_med / floor_med, 3),
-            "ratio_of_fastest_rounds": round(min(operator) / min(floor), 3),
-            "target_ratio": 1.3,
-            "cpu_seconds_per_round": {
-                "operator_process": round(statistics.median(operator_cpu), 3),
-                "floor_writers": round(statistics.median(floor_cpu) - statistics.median(watch_cpu), 3),
-            },
-            "operator_rss_mib": {"after_imports": round(rss_imported / 1024, 1),
-                                 "with_500_nodes_cached": round(rss_cached / 1024, 1),
-                                 "after_convergence": round(rss_converged / 1024, 1)},
-            "cache_growth_mib": round((rss_cached - rss_imported) / 1024, 1),
-            "cpu_count": os.cpu_count(),
-            "load_average_1m_at_end": round(os.getloadavg()[0], 2),
-        }, indent=2))
-    finally:
-        if proc is not None:
-            try:
-                if proc.stdin:
-                    proc.stdin.write("stop\n")
-                    proc.stdin.flush()
-                proc.wait(30)
-            except Exception:
-                proc.kill()
-                proc.wait()
-        cp.stop()
+    started = benchlib.machine()
+    sizes = [50] if args.quick else [int(n) for n in args.nodes.split(",")]
+    results = []
+    for n in sizes:
+        print(f"operator: {n} nodes", file=sys.stderr, flush=True)
+        results.append(measure(n, args.rounds, args.writers, args.operator_log))
+    figures = []
+    for r in results:
+        n = r["nodes"]
+        figures.append(Figure(
+            f"operator_policy_to_nodestates_ratio_{n}_nodes", r["ratio_operator_over_floor"], "x",
+            baseline=r["floor_seconds"]["median"],
+            baseline_what=f"seconds for the same {r['workers']} NodeState writes by a plain client, "
+                          f"{r['writers']} threads, operator stopped (median of {r['rounds']}, interleaved)",
+            target=1.3, target_what="operator / floor <= 1.3",
+            note=f"operator median {r['operator_seconds']['median']} s"))
+        rss = r["operator_rss_mib"]["after_convergence"]
+        figures.append(Figure(
+            f"operator_rss_mb_{n}_nodes", rss, "MiB", baseline=r["cached_json_mib"],
+            baseline_what="JSON size of the cached Nodes, NodeStates and policies without managedFields",
+            target=round(2 * r["cached_json_mib"], 1) if n >= 2000 else None,
+            target_what="<= 2x the cached JSON (meaningful at scale, where the interpreter's ~50 MiB is small)",
+            note=f"with managedFields the JSON is {r['cached_json_with_managed_fields_mib']} MiB; "
+                 f"RSS after imports {r['operator_rss_mib']['after_imports']} MiB"))
+    if len(results) > 1:
+        a, b = results[0], results[-1]
+        growth = (b["operator_rss_mib"]["after_convergence"] - a["operator_rss_mib"]["after_convergence"])
+        json_growth = b["cached_json_mib"] - a["cached_json_mib"]
+        figures.append(Figure(
+            f"operator_rss_growth_mb_{a['nodes']}_to_{b['nodes']}_nodes", round(growth, 1), "MiB",
+            baseline=round(json_growth, 1), baseline_what="growth of the cached JSON over the same sizes",
+            target=round(2 * json_growth, 1), target_what="<= 2x the cached JSON's growth (linear)"))
+    benchlib.emit("operator_convergence", figures, {"sizes": results}, args.out, started)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,30 @@
-"""Informer benchmarks on a private real control plane; prints one JSON document.
+"""Informer initial sync and memory on a private real control plane; prints one JSON document.
 
-1. Initial sync of N ~1 KB objects (a throwaway CRD's custom resources, and ConfigMaps):
-   - ours: SharedIndexInformer start → has_synced (LIST pages at RV "0", decode to frozen dicts,
-     store + namespace index);
-   - naive: the official client's path: list_namespaced_… (pages of 500) into its return types
-     (model objects for ConfigMaps, dicts for custom objects), then watch.Watch().stream opened;
-   - floor: a raw paged LIST (same request as ours) with only json.loads, nothing kept.
-2. Cache memory: RSS growth per cached object against the objects' JSON size (in a fresh process).
-3. Handler lag while a separate writer process patches objects as fast as the apiserver allows.
+1. Initial sync of N objects, 10,000 by default: a throwaway CRD's custom resources (~1 KB each), and
+   Nodes of a generated cluster (test/bench/clustergen.py: varied labels, provider IDs):
+   - ours: SharedIndexInformer start -> has_synced (paged LIST at resourceVersion "0", decode to
+     frozen dicts without managedFields, store + namespace index);
+   - naive: the official kubernetes client's path with the SAME request semantics (paged LIST, limit
+     500, resourceVersion "0", so both are served from the API server's watch cache) into its return
+     types (model objects for Nodes, dicts for custom objects), then its watch opened; also reported
+     with the official client's default quorum LIST (no resourceVersion), which is slower for a reason
+     that has nothing to do with the client;
+   - floor: the same paged LIST at resourceVersion "0" with only json.loads, nothing kept.
+   Every method runs once unrecorded (warm-up: TLS, imports, the API server's cache), then the methods
+   run interleaved, round after round; median of the rounds with min/max. Headline figures:
+   naive (same semantics) / ours (target >= 1) and ours / floor (target <= 1.5).
+2. Cache memory: RSS growth per cached object (a fresh process) against the JSON size of the same
+   object as cached: without managedFields when the informer strips them, with them when it keeps them.
+3. Handler lag while a separate writer process patches ConfigMaps as fast as the API server allows.
 
-Usage: .venv/bin/python test/bench/runtime_informer.py [--count 10000] [--lag-seconds 15]
+    .venv/bin/python test/bench/runtime_informer.py [--count 10000] [--reps 5] [--lag-seconds 15] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import multiprocessing
-import statistics
 import subprocess
 import sys
 import threading
@@ -27,20 +33,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+import benchlib
+import clustergen
+import structlog
+from benchlib import Figure, Stat
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes import watch as k8s_watch
 
-import structlog  # noqa: E402
-from kubernetes import client as k8s  # noqa: E402
-from kubernetes import config as k8s_config  # noqa: E402
-from kubernetes import watch as k8s_watch  # noqa: E402
+from sriovop.devcluster import ControlPlane
+from sriovop.runtime.cache import FuncHandler, SharedIndexInformer
+from sriovop.runtime.client import Client
+from sriovop.runtime.config import load_config
+from sriovop.runtime.errors import Conflict
+from sriovop.runtime.kinds import CONFIG_MAP, CUSTOM_RESOURCE_DEFINITION, NAMESPACE, NODE, Kind
 
-from sriovop.devcluster import ControlPlane  # noqa: E402
-from sriovop.runtime.cache import FuncHandler, SharedIndexInformer  # noqa: E402
-from sriovop.runtime.client import Client  # noqa: E402
-from sriovop.runtime.config import load_config  # noqa: E402
-from sriovop.runtime.errors import Conflict  # noqa: E402
-from sriovop.runtime.kinds import CONFIG_MAP, CUSTOM_RESOURCE_DEFINITION, NAMESPACE, Kind  # noqa: E402
+REPO = benchlib.REPO
 
 GROUP = "bench.sriovop.io"
 WIDGET = Kind(GROUP, "v1", "Widget", "widgets")
@@ -64,13 +72,14 @@ def widget(i: int) -> dict[str, Any]:
                      "metaPlugins": PAD}}
 
 
-def config_map(i: int) -> dict[str, Any]:
-    return {"metadata": {"name": f"c-{i:05d}", "labels": {"app": "bench", "shard": str(i % 16)}},
-            "data": {"networkNamespace": f"ns-{i % 50}", "resourceName": "intel_sriov_netdevice",
-                     "vlan": str(i % 4096), "payload": PAD + "y" * 60}}
+_NODES = clustergen.Cluster(0, policies=0)
 
 
-def populate(c: Client, kind: Kind, ns: str, n: int, build: Any) -> None:
+def node(i: int) -> dict[str, Any]:
+    return _NODES.node(i)
+
+
+def populate(c: Client, kind: Kind, ns: str | None, n: int, build: Any) -> None:
     def one(i: int) -> None:
         try:
             c.create(kind, build(i), ns)
@@ -80,7 +89,7 @@ def populate(c: Client, kind: Kind, ns: str, n: int, build: Any) -> None:
         list(ex.map(one, range(n)))
 
 
-def wait_watch_cache(c: Client, kind: Kind, ns: str, n: int) -> None:
+def wait_watch_cache(c: Client, kind: Kind, ns: str | None, n: int) -> None:
     """An RV="0" LIST is served by the watch cache, which may trail fresh writes by a moment."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -104,7 +113,7 @@ def wait_established(c: Client, name: str) -> None:
 # -- sync timings ---------------------------------------------------------------------------------
 
 
-def time_ours(c: Client, kind: Kind, ns: str, n: int) -> float:
+def time_ours(c: Client, kind: Kind, ns: str | None, n: int) -> float:
     inf = SharedIndexInformer(c, kind, namespace=ns)
     stop = threading.Event()
     t0 = time.perf_counter()
@@ -117,7 +126,7 @@ def time_ours(c: Client, kind: Kind, ns: str, n: int) -> float:
     return dt
 
 
-def time_floor(c: Client, kind: Kind, ns: str, n: int, rv: str | None) -> float:
+def time_floor(c: Client, kind: Kind, ns: str | None, n: int, rv: str | None) -> float:
     t0 = time.perf_counter()
     count, cont = 0, None
     while True:
@@ -131,7 +140,7 @@ def time_floor(c: Client, kind: Kind, ns: str, n: int, rv: str | None) -> float:
     return dt
 
 
-def time_naive(api: k8s.ApiClient, kind: Kind, ns: str, n: int, rv: str | None) -> float:
+def time_naive(api: k8s.ApiClient, kind: Kind, ns: str | None, n: int, rv: str | None) -> float:
     core = k8s.CoreV1Api(api)
     custom = k8s.CustomObjectsApi(api)
     t0 = time.perf_counter()
@@ -144,8 +153,8 @@ def time_naive(api: k8s.ApiClient, kind: Kind, ns: str, n: int, rv: str | None) 
             kw["_continue"] = cont
         elif rv is not None:
             kw["resource_version"] = rv
-        if kind is CONFIG_MAP:
-            models: Any = core.list_namespaced_config_map(ns, **kw)
+        if kind is NODE:
+            models: Any = core.list_node(**kw)
             items.extend(models.items)
             cont, last_rv = models.metadata._continue, models.metadata.resource_version
         else:
@@ -155,8 +164,8 @@ def time_naive(api: k8s.ApiClient, kind: Kind, ns: str, n: int, rv: str | None) 
         if not cont:
             break
     w = k8s_watch.Watch()
-    if kind is CONFIG_MAP:
-        stream = w.stream(core.list_namespaced_config_map, ns, resource_version=last_rv, timeout_seconds=300,
+    if kind is NODE:
+        stream = w.stream(core.list_node, resource_version=last_rv, timeout_seconds=300,
                           allow_watch_bookmarks=True, _request_timeout=(5, 1))
     else:
         stream = w.stream(custom.list_namespaced_custom_object, GROUP, "v1", ns, kind.plural,
@@ -182,11 +191,12 @@ def rss_bytes() -> int:
 def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool, json_bytes_per_object: float,
                  compact: bool) -> None:
     c = Client(load_config(kubeconfig))
-    kind = WIDGET if plural == "widgets" else CONFIG_MAP
-    c.list_page(kind, ns, limit=1)  # warm the TLS connection and imports before the baseline
+    kind = WIDGET if plural == "widgets" else NODE
+    ns = ns if kind.namespaced else ""
+    c.list_page(kind, ns or None, limit=1)  # warm the TLS connection and imports before the baseline
     gc.collect()
     before = rss_bytes()
-    inf = SharedIndexInformer(c, kind, namespace=ns, strip_managed_fields=strip, compact=compact)
+    inf = SharedIndexInformer(c, kind, namespace=ns or None, strip_managed_fields=strip, compact=compact)
     stop = threading.Event()
     inf.start(stop)
     assert inf.wait_for_cache_sync(600)
@@ -204,15 +214,17 @@ def memory_child(kubeconfig: str, plural: str, ns: str, strip: bool, json_bytes_
     inf.stop()
 
 
-def json_size_per_object(c: Client, kind: Kind, ns: str) -> float:
-    """Each object's compact JSON as the server returns it (managedFields included), averaged."""
+def json_size_per_object(c: Client, kind: Kind, ns: str | None, managed_fields: bool) -> float:
+    """Each object's compact JSON as the cache holds it (with or without managedFields), averaged."""
     items = c.list(kind, ns)
+    if not managed_fields:
+        items = [{**i, "metadata": {k: v for k, v in i["metadata"].items() if k != "managedFields"}} for i in items]
     return sum(len(json.dumps(i, separators=(",", ":"))) for i in items) / len(items)
 
 
-def measure_memory(kubeconfig: str, plural: str, ns: str, strip: bool, size: float,
+def measure_memory(kubeconfig: str, plural: str, ns: str | None, strip: bool, size: float,
                    compact: bool = False) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, "--memory-child", kubeconfig, plural, ns, str(int(strip)),
+    out = subprocess.run([sys.executable, __file__, "--memory-child", kubeconfig, plural, ns or "", str(int(strip)),
                           str(size), str(int(compact))],
                          check=True, capture_output=True, text=True, cwd=REPO)
     res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -297,13 +309,17 @@ def measure_lag(kubeconfig: str, c: Client, ns: str, seconds: float, threads: in
 
 def main() -> None:
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))  # stdout is the JSON
-    ap = argparse.ArgumentParser()
+    ap = benchlib.arg_parser(__doc__)
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--lag-seconds", type=float, default=15.0)
     ap.add_argument("--writer-threads", type=int, default=8)
     ap.add_argument("--lag-only", action="store_true", help="skip the sync and memory measurements")
     args = ap.parse_args()
+    if args.quick:
+        args.count, args.reps, args.lag_seconds = 500, 5, 3.0
+    started = benchlib.machine()
+    figures: list[Figure] = []
     cp = ControlPlane().start()
     try:
         c = Client(load_config(cp.kubeconfig))
@@ -311,60 +327,77 @@ def main() -> None:
         c.create(CUSTOM_RESOURCE_DEFINITION, CRD)
         wait_established(c, f"widgets.{GROUP}")
         results: dict[str, Any] = {"objects": args.count, "reps": args.reps}
-        kinds = [] if args.lag_only else [(WIDGET, widget, "custom_resources"), (CONFIG_MAP, config_map, "configmaps")]
+        kinds = [] if args.lag_only else [(WIDGET, widget, "custom_resources"), (NODE, node, "nodes")]
         for kind, build, label in kinds:
-            ns = f"bench-{kind.plural}"
-            c.create(NAMESPACE, {"metadata": {"name": ns}})
+            ns: str | None = None
+            if kind.namespaced:
+                ns = f"bench-{kind.plural}"
+                c.create(NAMESPACE, {"metadata": {"name": ns}})
             t0 = time.perf_counter()
             populate(c, kind, ns, args.count, build)
             create_s = time.perf_counter() - t0
             wait_watch_cache(c, kind, ns, args.count)
-            sample = c.request("GET", kind.collection_path(ns), query={"limit": 100}).data
-            json_size = len(json.dumps(json.loads(sample)["items"][0], separators=(",", ":")))
-            time_ours(c, kind, ns, args.count)  # warm-up: apiserver watch cache, TLS, imports
             methods = {
                 "ours": lambda k=kind, n=ns: time_ours(c, k, n, args.count),
-                "floor_raw_list_rv0": lambda k=kind, n=ns: time_floor(c, k, n, args.count, "0"),
-                "floor_raw_list_quorum": lambda k=kind, n=ns: time_floor(c, k, n, args.count, None),
-                "naive_official": lambda k=kind, n=ns: time_naive(api, k, n, args.count, None),
                 "naive_official_rv0": lambda k=kind, n=ns: time_naive(api, k, n, args.count, "0"),
+                "naive_official_quorum": lambda k=kind, n=ns: time_naive(api, k, n, args.count, None),
+                "floor_raw_list_rv0": lambda k=kind, n=ns: time_floor(c, k, n, args.count, "0"),
             }
-            runs: dict[str, list[float]] = {m: [] for m in methods}
             cpu: dict[str, list[float]] = {m: [] for m in methods}
-            order = list(methods)
-            for rep in range(args.reps):  # interleaved and rotated: a noisy neighbour hits all alike
-                for m in order[rep % len(order):] + order[:rep % len(order)]:
+
+            def timed(m: str, fn: Any, cpu: dict[str, list[float]] = cpu) -> Any:
+                def run() -> float:
                     gc.collect()
                     c0 = time.process_time()
-                    runs[m].append(methods[m]())
+                    took: float = fn()
                     cpu[m].append(time.process_time() - c0)
-            med = {m: statistics.median(v) for m, v in runs.items()}
-            cpu_med = {m: statistics.median(v) for m, v in cpu.items()}
-            ours, naive, naive0, floor0 = (med["ours"], med["naive_official"], med["naive_official_rv0"],
-                                           med["floor_raw_list_rv0"])
+                    return took
+                return run
+
+            runs = benchlib.interleave({m: timed(m, fn) for m, fn in methods.items()}, args.reps, warmup=1)
+            stat = {m: Stat.of(v) for m, v in runs.items()}
+            cpu_med = {m: Stat.of(v[1:]).median for m, v in cpu.items()}  # without the warm-up
+            ours, naive, floor = (stat["ours"].median, stat["naive_official_rv0"].median,
+                                  stat["floor_raw_list_rv0"].median)
             results[label] = {
-                "object_json_bytes": json_size, "create_seconds": round(create_s, 2),
-                "sync_seconds_median": {m: round(v, 4) for m, v in med.items()},
-                "runs": {m: [round(x, 4) for x in v] for m, v in runs.items()},
+                "create_seconds": round(create_s, 2),
+                "sync_seconds": {m: st.scaled(1, 4) for m, st in stat.items()},
                 "ratio_naive_over_ours": round(naive / ours, 2),
-                "ratio_naive_rv0_over_ours": round(naive0 / ours, 2),
-                "ratio_ours_over_floor": round(ours / floor0, 2),
+                "ratio_naive_quorum_over_ours": round(stat["naive_official_quorum"].median / ours, 2),
+                "ratio_ours_over_floor": round(ours / floor, 2),
                 "client_cpu_seconds_median": {m: round(v, 4) for m, v in cpu_med.items()},
-                "cpu_ratio_naive_over_ours": round(cpu_med["naive_official"] / cpu_med["ours"], 2),
+                "cpu_ratio_naive_over_ours": round(cpu_med["naive_official_rv0"] / cpu_med["ours"], 2),
                 "cpu_ratio_ours_over_floor": round(cpu_med["ours"] / cpu_med["floor_raw_list_rv0"], 2),
-                "targets": {"naive_over_ours_min": 3.0, "ours_over_floor_max": 1.5},
             }
-            size = json_size_per_object(c, kind, ns)
             results[label]["memory"] = [
-                measure_memory(str(cp.kubeconfig), kind.plural, ns, strip, size, compact)
+                measure_memory(str(cp.kubeconfig), kind.plural, ns, strip,
+                               json_size_per_object(c, kind, ns, managed_fields=not strip), compact)
                 for strip, compact in ((True, False), (False, False), (True, True))]
             print(json.dumps({label: results[label]}), file=sys.stderr)
+            figures.append(Figure(
+                f"informer_sync_ratio_naive_over_ours_{label}", results[label]["ratio_naive_over_ours"], "x",
+                baseline=round(naive, 3), baseline_what=f"seconds: the official client's paged LIST of "
+                f"{args.count} at resourceVersion 0 into its types, then its watch (same requests as ours)",
+                target=1.0, higher_is_better=True,
+                target_what="naive / ours >= 1: no slower than the official client, which keeps no store or index",
+                note=f"ours {round(ours, 3)} s; with the official client's default quorum LIST the ratio is "
+                     f"{results[label]['ratio_naive_quorum_over_ours']}"))
+            figures.append(Figure(
+                f"informer_sync_ratio_ours_over_floor_{label}", results[label]["ratio_ours_over_floor"], "x",
+                baseline=round(floor, 3), baseline_what="seconds: the same paged LIST with json.loads only",
+                target=1.5, target_what="ours / floor <= 1.5"))
+            stripped = results[label]["memory"][0]
+            figures.append(Figure(
+                f"informer_rss_over_json_{label}", stripped["ratio_rss_to_json"], "x",
+                baseline=round(stripped["json_bytes_per_object"]), baseline_what="bytes of JSON per object as "
+                "cached (managedFields stripped, as the informer does)", target=2.0,
+                target_what="RSS growth per object <= 2x its JSON"))
         lag_ns = "bench-lag"
         c.create(NAMESPACE, {"metadata": {"name": lag_ns}})
         results["handler_lag"] = measure_lag(str(cp.kubeconfig), c, lag_ns, args.lag_seconds, args.writer_threads)
-        print(json.dumps(results, indent=2))
     finally:
         cp.stop()
+    benchlib.emit("runtime_informer", figures, results, args.out, started)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,106 @@
+"""summary.json and report.md (with PNG plots) from the benchmarks' JSON documents (run_all.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: Figures the summary must always carry (issue 15); a missing one is listed as such, not silently absent.
+REQUIRED = ("admission_p99_added_ms_5000_nodes", "operator_policy_to_nodestates_ratio_5000_nodes",
+            "operator_rss_mb_5000_nodes", "informer_sync_ratio_naive_over_ours_nodes",
+            "daemon_steady_requests_per_min", "cli_start_ms_over_python_floor")
+
+
+def summarize(docs: list[dict[str, Any]], quick: bool) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for doc in docs:
+        for fig in doc.get("figures", []):
+            figures[fig["name"]] = {**fig, "benchmark": doc["benchmark"]}
+    return {
+        "quick": quick,
+        "figures": figures,
+        "missing": [name for name in REQUIRED if name not in figures],
+        "failed_benchmarks": {d["benchmark"]: d["error"] for d in docs if "error" in d},
+        "machine": {d["benchmark"]: {"start": d.get("machine_at_start"), "end": d.get("machine_at_end"),
+                                     "seconds": d.get("seconds")} for d in docs},
+    }
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "**no**"
+    if isinstance(x, float):
+        return f"{x:,.3f}".rstrip("0").rstrip(".")
+    return str(x)
+
+
+def table(summary: dict[str, Any]) -> str:
+    rows = ["| figure | value | baseline | ratio | target | pass |", "|---|---|---|---|---|---|"]
+    for name, f in summary["figures"].items():
+        rows.append(f"| `{name}` | {_fmt(f['value'])} {f['unit']} | {_fmt(f.get('baseline'))} | "
+                    f"{_fmt(f.get('ratio'))} | {_fmt(f.get('target'))} | {_fmt(f.get('pass'))} |")
+    return "\n".join(rows)
+
+
+def plots(out_dir: Path, docs: list[dict[str, Any]]) -> list[str]:
+    """PNG files written (none when matplotlib, the `bench` extra, is not installed)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    def save(name: str, title: str, xs: list[int], ylabel: str, lines: list[tuple[str, str, list[float]]]) -> None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for label, style, ys in lines:
+            ax.plot(xs, ys, style, label=label)
+        ax.set_xlabel("nodes")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out_dir / name, dpi=110)
+        plt.close(fig)
+        written.append(name)
+
+    written: list[str] = []
+    by_name = {d["benchmark"]: d for d in docs}
+    adm = by_name.get("admission_e2e", {}).get("details", {}).get("sizes", [])
+    if adm:
+        save("admission_latency.png", "Admission through kube-apiserver (median of rounds)", [s["nodes"] for s in adm],
+             "dry-run policy create latency (ms)",
+             [(f"{side[:-3]} {q}", style, [s[side][q]["median"] for s in adm])
+              for side, style in (("api_server_alone_ms", "o--"), ("with_webhook_ms", "o-")) for q in ("p50", "p99")])
+    op = by_name.get("operator_convergence", {}).get("details", {}).get("sizes", [])
+    if op:
+        save("operator_rss.png", "Operator memory against cluster size", [s["nodes"] for s in op], "MiB",
+             [("operator RSS (MiB)", "o-", [s["operator_rss_mib"]["after_convergence"] for s in op]),
+              ("JSON of what it caches (MiB)", "o--", [s["cached_json_mib"] for s in op])])
+    return written
+
+
+def write(out_dir: Path, summary: dict[str, Any], docs: list[dict[str, Any]]) -> None:
+    pngs = plots(out_dir, docs)
+    lines = [f"# Benchmark report{' (quick: smallest sizes, not figures to quote)' if summary['quick'] else ''}",
+             "", table(summary), ""]
+    if summary["missing"]:
+        lines += [f"Figures not produced by this run: {', '.join(summary['missing'])}.", ""]
+    if summary["failed_benchmarks"]:
+        lines += [f"Benchmarks that failed: {summary['failed_benchmarks']}.", ""]
+    lines += ["## Machine", "", "| benchmark | seconds | load average at start | at end |", "|---|---|---|---|"]
+    for name, m in summary["machine"].items():
+        start = (m.get("start") or {}).get("load_average")
+        end = (m.get("end") or {}).get("load_average")
+        lines.append(f"| {name} | {_fmt(m.get('seconds'))} | {start} | {end} |")
+    lines += ["", "## Notes per figure", ""]
+    for name, f in summary["figures"].items():
+        lines.append(f"- `{name}`: {f.get('baseline_what') or 'no baseline'}; target {f.get('target_what') or '-'}"
+                     f"{'; ' + f['note'] if f.get('note') else ''}")
+    if pngs:
+        lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs]
+    else:
+        lines += ["", "(No plots: matplotlib is not installed; `pip install -e '.[bench]'`.)"]
+    (out_dir / "report.md").write_text("\n".join(lines) + "\n")
