@@ -106,7 +106,7 @@ class Daemon:
         follower = OperatorConfigFollower(self.live, set_log_level=self.set_log_level, on_change=self._kick)
         follower.apply(opconfig)
 
-        hosts = HostRef(s.host_root, state_dir=s.state_dir, dev_mode=s.dev_mode, supported=nics)
+        hosts = HostRef(s.host_root, state_dir=s.state_dir, dev_mode=s.dev_mode, supported=nics, platform=platform)
         if not s.systemd_mode:
             clean_systemd_files(hosts.paths)  # a node switched back from configurationMode systemd
         recorder = EventRecorder(self.client, component=EVENT_COMPONENT, host=node_name)

@@ -20,8 +20,9 @@ log = structlog.get_logger(__name__)
 
 class HostRef:
     def __init__(self, root: Path, *, state_dir: str | None = None, dev_mode: bool = False,
-                 supported: SupportedNics | None = None) -> None:
+                 supported: SupportedNics | None = None, platform: str = "baremetal") -> None:
         self.root = Path(root)
+        self.platform = platform
         self.state_dir = state_dir
         self.dev_mode = dev_mode
         self.supported = supported
@@ -36,7 +37,8 @@ class HostRef:
             log.info("simulated host restarted: reopening it", root=str(self.root))
             self.close()
         if self._host is None:
-            host = Host(self.root, state_dir=self.state_dir, dev_mode=self.dev_mode, supported=self.supported)
+            host = Host(self.root, state_dir=self.state_dir, dev_mode=self.dev_mode, supported=self.supported,
+                        platform=self.platform)
             try:
                 if host.checkpoint.ensure(host.discover()):
                     log.info("initial host state checkpoint written", path=str(host.paths.checkpoint))

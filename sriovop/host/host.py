@@ -8,12 +8,14 @@ from typing import Any
 from sriovop.host.decision import HostFacts
 from sriovop.host.devlink import Devlink
 from sriovop.host.discovery import Discoverer, DiscoveryOptions
+from sriovop.host.discovery_virtual import VirtualDiscoverer
 from sriovop.host.errors import DiscoveryError
 from sriovop.host.eswitch_io import EswitchIO, open_eswitch_io
 from sriovop.host.kargs import KernelArgs
 from sriovop.host.kernelio import KernelIO, open_kernel_io
 from sriovop.host.netlink import Netlink
 from sriovop.host.nics import SupportedNics, default_supported_nics
+from sriovop.host.openstack import DeviceInfo, OpenStackMetadata, OpenStackMetadataError, netdev_macs
 from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
 from sriovop.host.records import Checkpoint, PfRecords
 from sriovop.host.switchdev import Switchdev
@@ -35,6 +37,8 @@ class Host:
         dev_mode: bool = False,
         supported: SupportedNics | None = None,
         io: KernelIO | None = None,
+        platform: str = "baremetal",
+        openstack: OpenStackMetadata | None = None,
     ) -> None:
         self.paths = HostPaths.at(root, state_dir=state_dir)
         sim = self.paths.sim_info()
@@ -53,6 +57,10 @@ class Host:
         self.checkpoint = Checkpoint(self.paths)
         self.kargs = KernelArgs(self.paths)
         self.discovery_options = DiscoveryOptions(dev_mode=dev_mode, supported=supported or default_supported_nics())
+        #: "openstack": passthrough NICs with their Neutron network as netFilter (discovery_virtual.py).
+        self.platform = platform
+        self.openstack = openstack if openstack is not None else OpenStackMetadata(self.paths)
+        self._openstack_devices: dict[str, DeviceInfo] | None = None
 
     @property
     def simulated(self) -> bool:
@@ -60,8 +68,27 @@ class Host:
 
     def discover(self) -> list[dict[str, Any]]:
         """NodeState `status.interfaces` for this host."""
+        if self.platform == "openstack":
+            return VirtualDiscoverer(self.paths, self.netlink, self.eswitch, self.records, self.discovery_options,
+                                     switchdev=self.switchdev, devices=self.openstack_devices()).discover()
         return Discoverer(self.paths, self.netlink, self.eswitch, self.records, self.discovery_options,
                           switchdev=self.switchdev).discover()
+
+    def openstack_devices(self) -> dict[str, DeviceInfo]:
+        """Read once per Host: from the initial-state checkpoint when it has them (upstream's Init: the
+        metadata is not asked again after the first start), else from the config drive or the metadata
+        service (raises DiscoveryError naming what was tried)."""
+        if self._openstack_devices is None:
+            known = {str(i["pciAddress"]): DeviceInfo(str(i.get("mac") or ""), str(i["netFilter"]))
+                     for i in self.checkpoint.interfaces() if i.get("pciAddress") and i.get("netFilter")}
+            if not known:
+                try:
+                    macs = {name: link.mac for name, link in self.netlink.links().items()}
+                    known = self.openstack.devices_info(netdev_macs(self.paths, macs))
+                except OpenStackMetadataError as exc:
+                    raise DiscoveryError(str(exc)) from exc
+            self._openstack_devices = known
+        return self._openstack_devices
 
     def facts(self) -> HostFacts:
         """What the drain/reboot decision needs from this host besides the NodeState."""

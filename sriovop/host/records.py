@@ -80,6 +80,11 @@ class Checkpoint:
         atomic_write_json(self.paths.checkpoint, {"interfaces": interfaces})
         return True
 
+    def interfaces(self) -> list[dict[str, Any]]:
+        data = _read_json(self.paths.checkpoint)
+        found = data.get("interfaces") if isinstance(data, dict) else None
+        return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+
     def interface(self, pci: str) -> dict[str, Any] | None:
         data = _read_json(self.paths.checkpoint)
         if not isinstance(data, dict):
