@@ -60,7 +60,7 @@ def _annotation(obj: Obj, key: str) -> str:
 
 
 def node_phase(state: Obj | None) -> str:
-    """ready | failed | draining | applying | unknown, from a node's NodeState."""
+    """ready | failed | draining | waiting (for a drain slot) | applying | unknown, from its NodeState."""
     if state is None:
         return "unknown"
     sync = (state.get("status") or {}).get("syncStatus") or ""
@@ -68,8 +68,10 @@ def node_phase(state: Obj | None) -> str:
     current = _annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) or consts.DRAIN_IDLE
     if sync == consts.SYNC_STATUS_FAILED:
         return "failed"
-    if desired != consts.DRAIN_IDLE or current != consts.DRAIN_IDLE:
+    if current != consts.DRAIN_IDLE:
         return "draining"
+    if desired != consts.DRAIN_IDLE:
+        return "waiting"
     if sync == consts.SYNC_STATUS_SUCCEEDED:
         return "ready"
     return "applying" if sync == consts.SYNC_STATUS_IN_PROGRESS else "unknown"
@@ -81,6 +83,7 @@ def conditions_for(nodes: Sequence[str], states: Mapping[str, Obj], what: str) -
     phases = {n: node_phase(states.get(n)) for n in nodes}
     failed = [n for n in nodes if phases[n] == "failed"]
     draining = [n for n in nodes if phases[n] == "draining"]
+    waiting = [n for n in nodes if phases[n] == "waiting"]
     applying = [n for n in nodes if phases[n] in ("applying", "unknown")]
     ready = [n for n in nodes if phases[n] == "ready"]
     if not nodes:
@@ -90,9 +93,10 @@ def conditions_for(nodes: Sequence[str], states: Mapping[str, Obj], what: str) -
     else:
         ready_c = ("False", "NodesNotReady", f"{len(ready)} of {len(nodes)} {what} ready; not ready: "
                    + _names([n for n in nodes if phases[n] != "ready"]))
-    if draining:
-        progressing = ("True", "Draining", "draining: " + _names(draining)
-                       + (f"; applying: {_names(applying)}" if applying else ""))
+    if draining or waiting:
+        parts = [f"{label}: {_names(names)}" for label, names in (
+            ("draining", draining), ("waiting for a drain slot", waiting), ("applying", applying)) if names]
+        progressing = ("True", "Draining", "; ".join(parts))
     elif applying:
         progressing = ("True", "Applying", "applying: " + _names(applying))
     else:

@@ -168,8 +168,8 @@ def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> 
     given_names = {p["metadata"]["name"] for p in given}
     notes = list(snap.notes)
     if not snap.webhook_enabled:
-        notes.append("enableOperatorWebhook is false: the webhook does not run, so its defaults are not applied; "
-                     "the admission result is what it would say")
+        notes.append("no admission webhook for policies is deployed: its defaults are not applied and nothing "
+                     "is denied; the admission result is what it would say")
     nodes: list[dict[str, Any]] = []
     for outcome in after.nodes:
         state = outcome.state

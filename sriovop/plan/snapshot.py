@@ -23,8 +23,8 @@ from sriovop.api.v1.kinds import (
 )
 from sriovop.api.v1.supportednics import SupportedNics, default_supported_nics
 from sriovop.runtime.client import Reader
-from sriovop.runtime.errors import NotFound
-from sriovop.runtime.kinds import CONFIG_MAP, NODE
+from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.runtime.kinds import CONFIG_MAP, MUTATING_WEBHOOK_CONFIGURATION, NODE
 from sriovop.runtime.objects import thaw
 
 Obj = Mapping[str, Any]
@@ -45,6 +45,8 @@ class Snapshot:
     nics: SupportedNics
     device_plugin: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: A MutatingWebhookConfiguration for policies exists (None: not allowed to list them).
+    mutating_webhook: bool | None = None
 
     def with_policies(self, policies: Iterable[Obj]) -> Snapshot:
         return replace(self, policies=tuple(policies))
@@ -54,7 +56,20 @@ class Snapshot:
 
     @property
     def webhook_enabled(self) -> bool:
+        """Whether the policy-defaulting webhook runs: a MutatingWebhookConfiguration for policies exists
+        (the operator's, or one deployed by hand); when that cannot be listed, enableOperatorWebhook."""
+        if self.mutating_webhook is not None:
+            return self.mutating_webhook
         return bool((self.config.get("spec") or {}).get("enableOperatorWebhook"))
+
+
+def _mutates_policies(client: Reader) -> bool | None:
+    try:
+        configs = client.list(MUTATING_WEBHOOK_CONFIGURATION)
+    except ApiError:
+        return None
+    return any(SRIOV_NETWORK_NODE_POLICY.plural in (rule.get("resources") or [])
+               for cfg in configs for hook in cfg.get("webhooks") or [] for rule in hook.get("rules") or [])
 
 
 def read_snapshot(client: Reader, namespace: str) -> Snapshot:
@@ -81,7 +96,7 @@ def read_snapshot(client: Reader, namespace: str) -> Snapshot:
         policies=tuple(thaw(p) for p in client.list(SRIOV_NETWORK_NODE_POLICY, namespace)),
         nodes=tuple(thaw(n) for n in client.list(NODE)), states=states,
         pools=tuple(thaw(p) for p in client.list(SRIOV_NETWORK_POOL_CONFIG, namespace)),
-        nics=nics, device_plugin=device_plugin, notes=tuple(notes))
+        nics=nics, device_plugin=device_plugin, notes=tuple(notes), mutating_webhook=_mutates_policies(client))
 
 
 def load_policies(paths: Iterable[str | Path], namespace: str) -> list[dict[str, Any]]:

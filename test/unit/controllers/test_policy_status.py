@@ -49,11 +49,13 @@ def test_pool_status_lists_draining_nodes() -> None:
     pool = {"metadata": {"name": "ab"}, "spec": {"nodeSelector": {"matchLabels": {"pool": "ab"}}}}
     nodes = [node("w1", pool="ab"), node("w2", pool="ab"), node("w3")]
     states = {"w1": state("w1", "InProgress", desired="Drain_Required", current="DrainComplete"),
-              "w2": state("w2", "Succeeded")}
+              "w2": state("w2", "InProgress", desired="Reboot_Required")}
     st = pool_status(pool, nodes, states)
     assert (st["nodeCount"], st["drainingNodes"]) == (2, ["w1"])
     assert {c["type"]: c["status"] for c in st["conditions"]} == {"Ready": "False", "Progressing": "True",
                                                                   "Degraded": "False"}
+    progressing = next(c for c in st["conditions"] if c["type"] == "Progressing")
+    assert progressing["message"] == "draining: w1; waiting for a drain slot: w2"
 
 
 def test_transition_time_moves_only_when_the_status_flips() -> None:
