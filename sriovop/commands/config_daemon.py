@@ -21,6 +21,24 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return float(value)
 
 
+#: Development clusters only (set through SriovOperatorConfig.spec.configDaemonEnvVars): a path under the
+#: host root holding a simulated SR-IOV host, so the DaemonSet's pod configures that instead of the
+#: machine, which has no SR-IOV. Anything but a running simulator there is refused.
+ENV_SIMULATED_HOST = "SRIOVOP_SIMULATED_HOST"
+
+
+def simulated_root(root: Path, relative: str) -> Path:
+    if not relative:
+        return root
+    from sriovop.host.paths import HostPaths
+
+    sim_root = root / relative.lstrip("/")
+    if HostPaths.at(sim_root).sim_info() is None:
+        raise click.UsageError(f"${ENV_SIMULATED_HOST}={relative!r}: {sim_root} is not a running simulated host "
+                               "(this variable is for development clusters with simulated SR-IOV hosts only)")
+    return sim_root
+
+
 @click.group(invoke_without_command=True)
 @click.option("--node-name", envvar="NODE_NAME", default=None,
               help="This node's name (required; default: $NODE_NAME, set from spec.nodeName in the DaemonSet).")
@@ -107,6 +125,7 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
     root = host_root if host_root is not None else Path(default_host_root())
     if not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="--host-root")
+    root = simulated_root(root, os.environ.get(ENV_SIMULATED_HOST, ""))
     if metrics_bind_address:
         from sriovop.runtime.serving import parse_bind_address
         try:

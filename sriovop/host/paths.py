@@ -104,4 +104,23 @@ class HostPaths:
             return None
         if not isinstance(data, dict):
             return None
-        return {str(k): str(v) for k, v in data.items()}
+        info = {str(k): str(v) for k, v in data.items()}
+        if info.get("netns") and info.get("root"):
+            info["netns"] = self._netns_seen_from_here(info["netns"], info["root"])
+        return info
+
+    def _netns_seen_from_here(self, name: str, sim_root: str) -> str:
+        """The simulator's namespace as this process can open it.
+
+        A simulator names its namespace under the machine's /var/run/netns. A daemon in a pod sees the
+        machine under its host mount (the simulated root `/host/var/lib/x` is the machine's `/var/lib/x`),
+        so there the namespace is the file `/host/var/run/netns/NAME`; on the machine itself the name is
+        enough.
+        """
+        here = str(self.root.resolve())
+        if here == sim_root or not here.endswith(sim_root):
+            return name
+        machine = Path(here[: len(here) - len(sim_root)] or "/")
+        # /var/run is usually an absolute link to /run, which inside the pod would point at the pod's own.
+        candidates = [machine / "var/run/netns" / name, machine / "run/netns" / name]
+        return str(next((c for c in candidates if c.exists()), candidates[0]))

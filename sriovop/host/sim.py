@@ -98,7 +98,7 @@ class SimHost:
             sim_dir = self.root / SIM_DIR
             sim_dir.mkdir(exist_ok=True)
             tmp = sim_dir / (SIM_ENDPOINT_FILE + ".tmp")
-            tmp.write_text(json.dumps({"socket": self.address, "netns": self.netns}))
+            tmp.write_text(json.dumps({"socket": self.address, "netns": self.netns, "root": str(self.root.resolve())}))
             os.replace(tmp, sim_dir / SIM_ENDPOINT_FILE)
         except BaseException:
             self.stop()

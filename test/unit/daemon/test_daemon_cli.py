@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sriovop.cli import main
+from sriovop.commands.config_daemon import simulated_root
+from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
 from sriovop.host.steps import CRASH_ENV
 
 
@@ -18,6 +21,7 @@ from sriovop.host.steps import CRASH_ENV
     (["--node-name", "n", "--metrics-bind-address", "nonsense"], {}, "expected host:port"),
     (["--node-name", "n"], {CRASH_ENV: "no-such-step"}, "unknown step"),
     (["--node-name", "n", "--kubeconfig", "/nonexistent/kubeconfig"], {}, "does not exist"),
+    (["--node-name", "n"], {"SRIOVOP_SIMULATED_HOST": "var/lib/sim"}, "is not a running simulated host"),
 ])
 def test_bad_input_is_rejected(tmp_path: Path, args: list[str], env: dict[str, str], message: str,
                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,3 +68,21 @@ def test_parallel_nic_config_flag_reaches_the_applier(tmp_path: Path, monkeypatc
     assert result.exit_code == 0, result.output
     assert "not implemented" not in result.output
     assert len(seen) == 1 and seen[0].apply_options.parallel is parallel  # type: ignore[attr-defined]
+
+
+def test_simulated_host_under_the_host_mount_resolves_its_namespace_there(tmp_path: Path) -> None:
+    """A daemon pod sees the machine at /host: the simulator's root and namespace are found under it."""
+    machine_root = "/var/lib/sriovop-sim/node-2"
+    mounted = tmp_path / "host" / machine_root.lstrip("/")
+    (mounted / SIM_DIR).mkdir(parents=True)
+    (mounted / SIM_DIR / SIM_ENDPOINT_FILE).write_text(
+        json.dumps({"socket": "@sim", "netns": "sriovop-sim-1", "root": machine_root}))
+    assert simulated_root(tmp_path / "host", machine_root) == mounted
+    assert HostPaths.at(mounted).sim_info() == {
+        "socket": "@sim", "root": machine_root, "netns": str(tmp_path / "host" / "var/run/netns/sriovop-sim-1")}
+    # The daemon running on the machine itself (its root is the simulator's own) keeps the plain name.
+    own = tmp_path / "own"
+    (own / SIM_DIR).mkdir(parents=True)
+    (own / SIM_DIR / SIM_ENDPOINT_FILE).write_text(json.dumps({"netns": "n", "root": str(own.resolve())}))
+    assert HostPaths.at(own).sim_info() == {"netns": "n", "root": str(own.resolve())}
+    assert simulated_root(tmp_path, "") == tmp_path
