@@ -69,7 +69,9 @@ def up(directory: Path, nodes: int) -> None:
         click.echo("building or locating kubelet, kube-controller-manager, kube-scheduler, crictl ...", err=True)
         find_node_binaries()
     timeout = UP_WITH_NODES_TIMEOUT_S if nodes else UP_TIMEOUT_S
-    log = open(directory / "supervisor.log", "ab")  # noqa: SIM115 - handed to the child
+    log_path = directory / "supervisor.log"
+    shown = log_path.stat().st_size if log_path.exists() else 0
+    log = open(log_path, "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
         [sys.executable, "-m", "sriovop.devcluster.supervisor", "--dir", str(directory), "--nodes", str(nodes)],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
@@ -78,6 +80,7 @@ def up(directory: Path, nodes: int) -> None:
     (directory / "supervisor.pid").write_text(str(proc.pid))
     started = time.monotonic()
     while not (directory / "ready").exists():
+        shown = _show_progress(log_path, shown)
         if proc.poll() is not None:
             raise click.ClickException(
                 f"the cluster failed to start (exit {proc.returncode}); "
@@ -91,9 +94,25 @@ def up(directory: Path, nodes: int) -> None:
                 f"{process.log_tail(directory / 'supervisor.log')}"
             )
         time.sleep(0.2)
+    _show_progress(log_path, shown)
     what = f"cluster with {nodes} node(s)" if nodes else "control plane"
     click.echo(f"{what} ready in {time.monotonic() - started:.1f}s (pids and logs in {directory})", err=True)
     click.echo(f"export KUBECONFIG={directory / 'kubeconfig'}")
+
+
+def _show_progress(log_path: Path, shown: int) -> int:
+    """Echo the supervisor's new log lines to stderr (its start takes seconds to minutes); returns the
+    offset read so far."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(shown)
+            data = f.read()
+    except FileNotFoundError:
+        return shown
+    complete = data[: data.rfind(b"\n") + 1]
+    for line in complete.decode(errors="replace").splitlines():
+        click.echo(f"  {line}", err=True)
+    return shown + len(complete)
 
 
 @cluster.command()

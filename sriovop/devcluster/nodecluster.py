@@ -59,6 +59,8 @@ def _schedulable(node: dict[str, object]) -> bool:
 
 
 def _prepare_host() -> None:
+    if not Path("/proc/sys/net/bridge").exists():  # br_netfilter is a module on most distribution kernels
+        subprocess.run(["modprobe", "br_netfilter"], capture_output=True, check=False)
     for key, value in _SYSCTLS.items():
         path = Path("/proc/sys") / key
         if path.exists() and path.read_text().strip() != value:
@@ -130,6 +132,7 @@ class NodeCluster:
         return self
 
     def _start(self, started: float) -> None:
+        log.info("starting the control plane", slot=self.network.slot, pod_range=str(self.network.pod_range))
         self.control_plane = ControlPlane(self.dir, network=self.network).start()
         cp = self.control_plane
         pki = self.dir / "pki"
@@ -149,6 +152,8 @@ class NodeCluster:
             node = Node(self, index, net)
             self.nodes.append(node)
             node.start(images)
+            log.info("node started", node=net.name, subnet=str(net.subnet), cgroup=node.cgroup)
+        log.info("waiting for the nodes to be Ready", nodes=self.node_count)
         self._wait_ready(client)
         log.info("cluster ready", nodes=self.node_count, seconds=round(time.monotonic() - started, 1))
 

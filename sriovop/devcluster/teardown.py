@@ -158,7 +158,7 @@ def cleanup(directory: Path) -> None:
             failures.append(f"{what}: {exc}")
     if failures:
         raise RuntimeError(f"cleanup of {directory} incomplete: " + "; ".join(failures))
-    log.info("cluster host objects removed", dir=str(directory))
+    log.debug("cluster host objects removed", dir=str(directory))
 
 
 def _kill(pids: list[int]) -> None:
