@@ -23,6 +23,7 @@ from sriovop.host import steps as S
 from sriovop.host.drivers import Drivers
 from sriovop.host.errors import ApplyError, ApplyErrors
 from sriovop.host.host import Host
+from sriovop.host.ib_guids import GuidPool, vf_guid
 from sriovop.host.kargs import PCI_REALLOC
 from sriovop.host.plan import DPDK_DRIVERS, NETDEVICE, Plan, group_for, make_plan
 from sriovop.host.steps import StepHook, noop_hook
@@ -67,6 +68,7 @@ class Applier:
         self.hook = hook or noop_hook
         self.options = options or ApplyOptions()
         self.drivers = Drivers(host.paths, host.io, self.options.write_timeout)
+        self._guids: tuple[GuidPool | None] | None = None
         self.udev = UdevRules(host.paths, host.discovery_options.supported)
         self.switchdev = host.switchdev
         #: Called with a PF address before its eSwitch mode changes (detach it from a managed bridge).
@@ -337,7 +339,10 @@ class Applier:
                 continue
             device_type = group.get("deviceType") or NETDEVICE
             driver = self.drivers.current(vf)
-            if driver and driver not in DPDK_DRIVERS and (spec.get("linkType") or "eth").lower() != "ib":
+            if driver and driver not in DPDK_DRIVERS and (spec.get("linkType") or "eth").lower() == "ib":
+                if pf_name:  # upstream: node and port GUID on the PF, then unbind so the rebind uses them
+                    self._step(S.SET_VF_GUID, pf, partial(self._set_vf_guid, pf_name, pf, index, vf))
+            elif driver and driver not in DPDK_DRIVERS:
                 netdev = self._step(S.WAIT_VF_NETDEV, pf, partial(self._wait_vf_netdev, vf))
                 mac = self._vf_mac(vf, netdev, links)
                 if pf_name and mac:
@@ -356,6 +361,13 @@ class Applier:
                         self._step(S.CREATE_VDPA, pf, partial(self.switchdev.create_vdpa, vf, vdpa_type))
             else:
                 self._step(S.BIND_DRIVER, pf, partial(self.drivers.bind, vf, device_type))
+
+    def _set_vf_guid(self, pf_name: str, pf: str, index: int, vf: str) -> None:
+        if self._guids is None:  # read once per apply: the pool file, or random GUIDs without one
+            by_guid = {str(i.get("mac") or "").lower(): str(i["pciAddress"]) for i in self.host.discover()}
+            self._guids = (GuidPool.load(self.host.paths.root, by_guid),)
+        self.host.io.set_vf_guid(pf_name, pf, index, vf_guid(self._guids[0], pf, index))
+        self.drivers.unbind(vf)
 
     def _vf_tc_offload(self, vf: str) -> None:
         netdev = self.switchdev.vf_netdev(vf)

@@ -226,6 +226,9 @@ class Discoverer:
             "mtu": mtu,
             "vfID": index,
         }
+        guid = _ib_node_guid(dev)
+        if guid:
+            vf["guid"] = guid
         if not driver:
             pending.append((vf, Path(dev)))
         return vf
@@ -243,6 +246,20 @@ def _read(path: str) -> str:
         return ""
     finally:
         os.close(fd)
+
+
+def _ib_node_guid(dev: str) -> str:
+    """An InfiniBand VF's node GUID (`<vf>/infiniband/<dev>/node_guid`, xxxx:xxxx:xxxx:xxxx) as the eight
+    colon-separated bytes upstream reports."""
+    try:
+        names = os.listdir(f"{dev}/infiniband")
+    except OSError:
+        return ""
+    for name in sorted(names):
+        raw = _read(f"{dev}/infiniband/{name}/node_guid").replace(":", "")
+        if len(raw) == 16:
+            return ":".join(raw[i:i + 2] for i in range(0, 16, 2))
+    return ""
 
 
 def _strip0x(value: str) -> str:

@@ -29,6 +29,9 @@ class KernelIO(Protocol):
     def set_vf_mac(self, pf_name: str, pf_pci: str, vf: int, mac: str) -> None:
         """Set a VF's admin MAC on its PF; raise OSError on failure."""
 
+    def set_vf_guid(self, pf_name: str, pf_pci: str, vf: int, guid: str) -> None:
+        """Set an InfiniBand VF's node and port GUID on its PF; raise OSError on failure."""
+
     def close(self) -> None: ...
 
 
@@ -69,6 +72,9 @@ class RealKernelIO:
 
     def set_vf_mac(self, pf_name: str, pf_pci: str, vf: int, mac: str) -> None:
         self.netlink.set_vf_mac(pf_name, vf, mac)
+
+    def set_vf_guid(self, pf_name: str, pf_pci: str, vf: int, guid: str) -> None:
+        self.netlink.set_vf_guid(pf_name, vf, guid)
 
     def close(self) -> None:
         pass
@@ -131,6 +137,9 @@ class SimKernelIO:
 
     def set_vf_mac(self, pf_name: str, pf_pci: str, vf: int, mac: str) -> None:
         self.request({"op": "set_vf_mac", "pf": pf_pci, "vf": vf, "mac": mac}, 30.0)
+
+    def set_vf_guid(self, pf_name: str, pf_pci: str, vf: int, guid: str) -> None:
+        self.request({"op": "set_vf_guid", "pf": pf_pci, "vf": vf, "guid": guid}, 30.0)
 
     def close(self) -> None:
         with self._lock:

@@ -119,6 +119,12 @@ class Netlink:
         with self._lock:
             self._call("set", index=self._index(pf_name), vf={"vf": vf, "mac": mac})
 
+    def set_vf_guid(self, pf_name: str, vf: int, guid: str) -> None:
+        """An InfiniBand VF's node and port GUID, set on the PF (IFLA_VF_IB_NODE_GUID/PORT_GUID); the VF's
+        driver picks them up when it binds next."""
+        with self._lock:
+            self._call("set", index=self._index(pf_name), vf={"vf": vf, "ib_node_guid": guid, "ib_port_guid": guid})
+
     def vf_stats(self, pf_name: str) -> dict[int, dict[str, int]]:
         """IFLA_VF_STATS of every VF of a PF, keyed by VF index (empty when the link has no VFs)."""
         with self._lock:

@@ -471,6 +471,23 @@ class SimKernel:
             if vf.driver in NETDEV_DRIVERS:
                 _write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "address", vf.admin_mac)
 
+    def set_vf_guid(self, pf_pci: str, index: int, guid: str) -> None:
+        """Like mlx5: the GUID is kept on the PF side and shows in the VF's IB device
+        (`<vf>/infiniband/<dev>/node_guid`, kernel format xxxx:xxxx:xxxx:xxxx) once its driver binds."""
+        with self.lock:
+            pf = self.pfs.get(pf_pci)
+            if pf is None:
+                raise KernelError(errno.ENODEV, f"no such PF {pf_pci}")
+            vf = pf.vfs.get(index)
+            if vf is None:
+                raise KernelError(errno.EINVAL, f"PF {pf_pci} has no VF {index}")
+            parts = guid.split(":")
+            if len(parts) != 8 or not all(len(p) == 2 for p in parts):
+                raise KernelError(errno.EINVAL, f"invalid GUID {guid!r}")
+            hexed = "".join(parts).lower()
+            _write(self.dev_dir(vf.pci) / "infiniband" / f"sim_ib{index}" / "node_guid",
+                   ":".join(hexed[i:i + 4] for i in range(0, 16, 4)))
+
     # --- fault injection -----------------------------------------------------------------------
     def fault(self, pf_pci: str, values: dict[str, Any]) -> None:
         with self.lock:

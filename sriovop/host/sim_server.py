@@ -89,6 +89,8 @@ class SimServer:
                 self.kernel.write(str(req["path"]), str(req["data"]))
             elif op == "set_vf_mac":
                 self.kernel.set_vf_mac(str(req["pf"]), int(req["vf"]), str(req["mac"]))
+            elif op == "set_vf_guid":
+                self.kernel.set_vf_guid(str(req["pf"]), int(req["vf"]), str(req["guid"]))
             elif op == "fault":
                 self.kernel.fault(str(req["pf"]), dict(req["faults"]))
             elif op == "ping":
