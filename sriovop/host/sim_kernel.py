@@ -456,14 +456,18 @@ class SimKernel:
         vf.mtu = mtu
         _write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "mtu", str(mtu))
 
+    def _pf_vf(self, pf_pci: str, index: int) -> tuple[SimPf, SimVf]:
+        pf = self.pfs.get(pf_pci)
+        if pf is None:
+            raise KernelError(errno.ENODEV, f"no such PF {pf_pci}")
+        vf = pf.vfs.get(index)
+        if vf is None:
+            raise KernelError(errno.EINVAL, f"PF {pf_pci} has no VF {index}")
+        return pf, vf
+
     def set_vf_mac(self, pf_pci: str, index: int, mac: str) -> None:
         with self.lock:
-            pf = self.pfs.get(pf_pci)
-            if pf is None:
-                raise KernelError(errno.ENODEV, f"no such PF {pf_pci}")
-            vf = pf.vfs.get(index)
-            if vf is None:
-                raise KernelError(errno.EINVAL, f"PF {pf_pci} has no VF {index}")
+            pf, vf = self._pf_vf(pf_pci, index)
             parts = mac.split(":")
             if len(parts) != 6 or not all(len(p) == 2 for p in parts):
                 raise KernelError(errno.EINVAL, f"invalid MAC {mac!r}")
@@ -475,12 +479,7 @@ class SimKernel:
         """Like mlx5: the GUID is kept on the PF side and shows in the VF's IB device
         (`<vf>/infiniband/<dev>/node_guid`, kernel format xxxx:xxxx:xxxx:xxxx) once its driver binds."""
         with self.lock:
-            pf = self.pfs.get(pf_pci)
-            if pf is None:
-                raise KernelError(errno.ENODEV, f"no such PF {pf_pci}")
-            vf = pf.vfs.get(index)
-            if vf is None:
-                raise KernelError(errno.EINVAL, f"PF {pf_pci} has no VF {index}")
+            _pf, vf = self._pf_vf(pf_pci, index)
             parts = guid.split(":")
             if len(parts) != 8 or not all(len(p) == 2 for p in parts):
                 raise KernelError(errno.EINVAL, f"invalid GUID {guid!r}")
