@@ -164,10 +164,13 @@ class WebhookCertReconciler:
         configs = self._read_configurations()
         trusted = [ca for config in configs.values() for ca in _bundle_of(config)]
         state = self.ensure_ca(now, trusted)
-        for (kind, name), config in configs.items():
-            if config is not None:
-                self.publish_bundle(kind, name, config, state)
+        changed = [self.publish_bundle(kind, name, config, state)
+                   for (kind, name), config in configs.items() if config is not None]
+        # The API servers must see a bundle before a certificate depends on it: after a CA rotation,
+        # and after any bundle write (a late one, e.g. when the API server was unreachable at rotation).
         ready_at = state.published_at + self.settings.propagation_delay
+        if any(changed):
+            ready_at = max(ready_at, now + self.settings.propagation_delay)
         may_sign = now >= ready_at
         deadlines = [pki.renew_at(state.ca.cert), now + datetime.timedelta(seconds=self.resync)]
         deadlines += [c.not_valid_after_utc for c in state.bundle[1:]]  # drop expired CAs from the bundle
@@ -220,20 +223,22 @@ class WebhookCertReconciler:
 
     # -- the configurations ------------------------------------------------------------------------
 
-    def publish_bundle(self, kind: Kind, name: str, config: dict[str, Any], state: CaState) -> None:
-        """Write the bundle into every webhook of an existing configuration. An update that races
-        with the operator-config controller's fails on its resourceVersion and is retried."""
+    def publish_bundle(self, kind: Kind, name: str, config: dict[str, Any], state: CaState) -> bool:
+        """Write the bundle into every webhook of an existing configuration; True when it changed.
+        An update that races with the operator-config controller's fails on its resourceVersion and
+        is retried."""
         encoded = _b64(state.bundle_pem)
         hooks = [dict(h) for h in config.get("webhooks") or []]
         if all((h.get("clientConfig") or {}).get("caBundle") == encoded for h in hooks):
-            return
+            return False
         for hook in hooks:
             hook["clientConfig"] = {**(hook.get("clientConfig") or {}), "caBundle": encoded}
         try:
             self.client.update(kind, {**config, "webhooks": hooks})
         except NotFound:
-            return
+            return False
         log.info("webhook caBundle updated", kind=kind.kind, name=name, cas=len(state.bundle))
+        return True
 
     # -- serving certificates ----------------------------------------------------------------------
 

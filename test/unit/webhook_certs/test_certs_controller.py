@@ -59,6 +59,13 @@ ALL_CONFIGS = ((VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG
                (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME))
 
 
+def _fresh_until(clock: Clock, r: WebhookCertReconciler, until: datetime.datetime) -> None:
+    """Reconcile every 100 s (the serving certificates stay fresh) up to `until`, then once at it."""
+    while clock.now < until:
+        clock.now = min(clock.now + 100 * S, until)
+        r.reconcile()
+
+
 def test_creates_the_ca_and_both_serving_secrets_and_patches_every_configuration() -> None:
     api, _, r = _setup(*ALL_CONFIGS)
     result = r.reconcile()
@@ -109,10 +116,7 @@ def test_ca_rotation_keeps_the_old_ca_trusted_until_the_new_one_has_propagated_a
     api, clock, r = _setup(*ALL_CONFIGS)
     r.reconcile()
     old_ca = _cert(api, SETTINGS.ca_secret)
-    # Keep the serving certificates fresh up to the CA's renewal time.
-    while clock.now < pki.renew_at(old_ca):
-        clock.now = min(clock.now + 100 * S, pki.renew_at(old_ca))
-        r.reconcile()
+    _fresh_until(clock, r, pki.renew_at(old_ca))
     new_ca = _cert(api, SETTINGS.ca_secret)
     assert new_ca != old_ca
     assert pki.parse_bundle(_secret_pem(api, SETTINGS.ca_secret, BUNDLE_KEY)) == [new_ca, old_ca]
@@ -165,3 +169,24 @@ def test_a_deleted_or_corrupted_serving_secret_is_reissued_at_once() -> None:
     for name in ("operator-webhook-cert", "network-resources-injector-cert"):
         assert pki.load_pair(_secret_pem(api, name, "tls.crt"), _secret_pem(api, name, "tls.key")) is not None
         assert pki.signed_by(_cert(api, name), ca)
+
+
+def test_no_certificate_of_the_new_ca_right_after_a_late_bundle_write() -> None:
+    """A configuration (re)created without caBundle after the rotation: its API servers learn the new
+    CA only now, so the new CA signs one propagation delay later, not at once."""
+    api, clock, r = _setup(*ALL_CONFIGS)
+    r.reconcile()
+    old_ca = _cert(api, SETTINGS.ca_secret)
+    _fresh_until(clock, r, pki.renew_at(old_ca))
+    kind, name = ALL_CONFIGS[2]
+    api.delete(kind, name)
+    api.add(kind, {"metadata": {"name": name}, "webhooks": [{"name": "w", "clientConfig": {}}]})
+    clock.now += SETTINGS.propagation_delay
+    result = r.reconcile()
+    new_ca = _cert(api, SETTINGS.ca_secret)
+    assert _config_bundle(api, kind, name) == [new_ca, old_ca]
+    assert pki.signed_by(_cert(api, "network-resources-injector-cert"), old_ca)
+    assert result.requeue_after is not None and result.requeue_after <= SETTINGS.propagation_delay.total_seconds()
+    clock.now += SETTINGS.propagation_delay
+    r.reconcile()
+    assert pki.signed_by(_cert(api, "network-resources-injector-cert"), new_ca)
