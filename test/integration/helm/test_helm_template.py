@@ -1,4 +1,5 @@
-"""The chart renders the same objects as `kubectl kustomize manifests/`, and its values take effect.
+"""The chart renders the same objects as `kubectl kustomize manifests/` (plus its uninstall hook), and its
+values take effect.
 
 Runs the real helm CLI (hack/build-helm.sh) and kubectl; no cluster.
 """
@@ -34,6 +35,9 @@ def test_default_values_render_exactly_the_kustomization() -> None:
     assert kustomize.returncode == 0, kustomize.stderr
     expected = {key(o): o for o in documents(kustomize.stdout)}
     rendered = _template("--namespace", NS, "--set", "namespace.create=true")
+    hooks = sorted(k for k, o in rendered.items() if "helm.sh/hook" in (o["metadata"].get("annotations") or {}))
+    assert [k[1] for k in hooks] == ["Job", "Role", "RoleBinding", "ServiceAccount"]  # the uninstall hook
+    rendered = {k: o for k, o in rendered.items() if k not in hooks}
     assert sorted(rendered) == sorted(expected)
     for k, obj in rendered.items():
         labels = obj["metadata"].get("labels") or {}
@@ -51,7 +55,8 @@ def test_values_set_namespace_replicas_images_and_certificate_mode() -> None:
     assert namespaced and {o["metadata"]["namespace"] for o in namespaced} == {"sriov"}
     subjects = [s for o in rendered.values() for s in o.get("subjects") or []]
     assert subjects and {s["namespace"] for s in subjects} == {"sriov"}
-    assert not [k for k in rendered if k[1] in ("Namespace", "SriovOperatorConfig")]
+    # Without `default` there is nothing for the uninstall hook to delete.
+    assert not [k for k in rendered if k[1] in ("Namespace", "SriovOperatorConfig", "Job")]
     deployment = rendered[("apps/v1", "Deployment", "sriov", "sriov-network-operator")]
     assert deployment["spec"]["replicas"] == 1
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/op:1"
