@@ -37,6 +37,10 @@ def test_default_values_render_exactly_the_kustomization() -> None:
     rendered = _template("--namespace", NS, "--set", "namespace.create=true")
     hooks = sorted(k for k, o in rendered.items() if "helm.sh/hook" in (o["metadata"].get("annotations") or {}))
     assert [k[1] for k in hooks] == ["Job", "Role", "RoleBinding", "ServiceAccount"]  # the uninstall hook
+    job = rendered[hooks[0]]["spec"]["template"]["spec"]["containers"][0]
+    deployment = expected[("apps/v1", "Deployment", NS, "sriov-network-operator")]
+    assert job["image"] == deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert job["command"][:2] == ["sriovop", "uninstall"]
     rendered = {k: o for k, o in rendered.items() if k not in hooks}
     assert sorted(rendered) == sorted(expected)
     for k, obj in rendered.items():

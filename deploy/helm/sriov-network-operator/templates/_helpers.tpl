@@ -10,13 +10,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
-{{/* The operator container's environment the values set: name → value. */}}
+{{/* The operator container's environment the values set (name → value); unset values are left out,
+so the Deployment keeps what manifests/ says. */}}
 {{- define "sriovop.operatorEnv" -}}
 {{- $mode := .Values.certificates.mode -}}
-{{- $env := dict
+{{- $env := dict -}}
+{{- $set := dict
   "RESOURCE_PREFIX" .Values.operator.resourcePrefix
-  "CLUSTER_TYPE" (ternary "openshift" "kubernetes" (eq $mode "openshift"))
-  "ADMISSION_CONTROLLERS_CERTIFICATES_CERT_MANAGER_ENABLED" (ternary "true" "false" (eq $mode "cert-manager"))
   "ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME" .Values.certificates.caLifetime
   "ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME" .Values.certificates.certLifetime
   "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE" .Values.images.configDaemon
@@ -25,9 +25,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   "SRIOV_DEVICE_PLUGIN_IMAGE" .Values.images.devicePlugin
   "SRIOV_CNI_IMAGE" .Values.images.sriovCni
   "SRIOV_INFINIBAND_CNI_IMAGE" .Values.images.ibSriovCni
+  "OVS_CNI_IMAGE" .Values.images.ovsCni
+  "RDMA_CNI_IMAGE" .Values.images.rdmaCni
 -}}
-{{- with .Values.images.ovsCni }}{{ $_ := set $env "OVS_CNI_IMAGE" . }}{{ end -}}
-{{- with .Values.images.rdmaCni }}{{ $_ := set $env "RDMA_CNI_IMAGE" . }}{{ end -}}
+{{- range $name, $value := $set }}{{ if $value }}{{ $_ := set $env $name $value }}{{ end }}{{ end -}}
+{{- if $mode -}}
+{{- $_ := set $env "CLUSTER_TYPE" (ternary "openshift" "kubernetes" (eq $mode "openshift")) -}}
+{{- $_ := set $env "ADMISSION_CONTROLLERS_CERTIFICATES_CERT_MANAGER_ENABLED" (ternary "true" "false" (eq $mode "cert-manager")) -}}
+{{- end -}}
 {{- if eq $mode "custom" -}}
 {{- $_ := set $env "ADMISSION_CONTROLLERS_CERTIFICATES_OPERATOR_CA_CRT" (b64enc .Values.certificates.custom.operatorCa) -}}
 {{- with .Values.certificates.custom.injectorCa }}
@@ -35,4 +40,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- end -}}
 {{- toYaml $env -}}
+{{- end -}}
+
+{{/* The operator image: images.operator, else the one manifests/operator/deployment.yaml names. */}}
+{{- define "sriovop.operatorImage" -}}
+{{- if .Values.images.operator -}}
+{{- .Values.images.operator -}}
+{{- else -}}
+{{- $deployment := .Files.Get "files/operator/deployment.yaml" | fromYaml -}}
+{{- (index $deployment.spec.template.spec.containers 0).image -}}
+{{- end -}}
 {{- end -}}
