@@ -20,10 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
 from sriovop.api.v1.policydefaults import apply_policy_defaults
 from sriovop.api.v1.schema.defaults import apply_defaults
 from sriovop.api.v1.schema.validate import validate_object
+from sriovop.controllers.drain.states import is_full_drain
 from sriovop.controllers.node_policy_desired import NodeOutcome, normalized, status_interfaces, sync_outcome
 from sriovop.controllers.pool_config import PoolLookupError, find_node_pool
 from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts, decide
@@ -117,6 +119,13 @@ def host_facts(state: Obj | None) -> tuple[HostFacts, str]:
             note + ": assumed the PFs of the current spec are configured and no IOMMU kernel argument is set")
 
 
+def drain_scope(drain: bool, reboot: bool) -> str:
+    """Which pods the drain controller evicts for the daemon's request (a partial or a full drain)."""
+    if not drain:
+        return "none"
+    return "all-pods" if is_full_drain(consts.REBOOT_REQUIRED if reboot else consts.DRAIN_REQUIRED) else "sriov-pods"
+
+
 def _resources(data: str | None) -> dict[str, dict[str, Any]]:
     if not data:
         return {}
@@ -198,6 +207,7 @@ def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> 
                 entry["daemonError"] = f"the daemon would refuse this spec: {exc}"
             else:
                 entry["disruption"] = result.level
+                entry["drainScope"] = drain_scope(result.drain, result.reboot)
                 entry["drainReasons"] = list(result.drain_reasons)
                 entry["missingKernelArgs"] = list(result.missing_kernel_args)
         entry["pfs"] = _pf_rows(outcome)

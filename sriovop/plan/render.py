@@ -23,7 +23,9 @@ def render_plan(plan: Mapping[str, Any]) -> str:
     lines.append("admission: " + ("allowed" if adm["allowed"] else f"DENIED: {adm['message']}"))
     lines.extend(f"  warning: {w}" for w in adm["warnings"])
     for node in plan["nodes"]:
-        what = f"changes, disruption {node['disruption']}" if node["changed"] else "unchanged"
+        scope = {"sriov-pods": " (evicts the pods using SR-IOV resources)", "all-pods": " (evicts every pod)"}.get(
+            node.get("drainScope", ""), "")
+        what = f"changes, disruption {node['disruption']}{scope}" if node["changed"] else "unchanged"
         head = f"\nnode {node['name']}: {what}"
         if node.get("pool"):
             head += f" (pool {node['pool']})"

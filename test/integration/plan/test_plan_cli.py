@@ -103,7 +103,7 @@ def test_plan_and_explain_commands(plan_cluster: Cluster, control_plane: Any, tm
     more.write_text(yaml.safe_dump(pol("x-hi", pf=["ens1f0"], prio=10, vfs=6, res="rx")))
     result = _run(c, kubeconfig, "plan", "-f", str(more))
     assert result.exit_code == 2, result.output
-    assert f"node {n_a}: changes, disruption drain" in result.output
+    assert f"node {n_a}: changes, disruption drain (evicts the pods using SR-IOV resources)" in result.output
     assert "VFs 2 -> 6 (host has 2)" in result.output
     assert "exit code 2: would drain or reboot" in result.output
     spec = c.client.get(SRIOV_NETWORK_NODE_POLICY, "x-hi", c.namespace)["spec"]
