@@ -10,8 +10,10 @@ Wiring (the namespaced manager; leader-gated like every controller):
 
     PolicyStatusReconciler(mgr.client, namespace).setup(mgr)
 
-Every policy, pool, NodeState and Node event maps to one key; one pass recomputes every status from
-the cache and writes (server-side apply on the status subresource) only those that changed.
+Every policy, pool, NodeState and Node event maps to one key, delayed by `debounce` seconds so that a
+rollout's stream of NodeState updates costs one pass per interval, not one per update; one pass
+recomputes every status from the cache and writes (server-side apply on the status subresource) only
+those that changed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ log = structlog.get_logger(__name__)
 CONTROLLER_NAME = "policy-status"
 SYNC_KEY_NAME = "policy-status"
 RESYNC_PERIOD = 300.0
+DEFAULT_DEBOUNCE = 1.0
 CONDITION_PROGRESSING = "Progressing"
 CONDITION_DEGRADED = "Degraded"
 #: Nodes named in a condition message; the rest are counted.
@@ -173,21 +176,30 @@ def _same(old: Obj, new: Mapping[str, Any]) -> bool:
 
 
 class PolicyStatusReconciler:
-    def __init__(self, client: Any, namespace: str) -> None:
+    def __init__(self, client: Any, namespace: str, debounce: float = DEFAULT_DEBOUNCE) -> None:
         """`client` reads (cached in the operator) and writes status."""
         self.client = client
         self.namespace = namespace
+        self.debounce = debounce
         self.key = Request(namespace, SYNC_KEY_NAME)
+        self.controller: Controller | None = None
         self.writes = 0
 
     def setup(self, manager: Any) -> Controller:
         ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=1, registry=manager.registry)
+        self.controller = ctrl
         for kind in (SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_POOL_CONFIG, SRIOV_NETWORK_NODE_STATE, NODE,
                      SRIOV_OPERATOR_CONFIG):
-            ctrl.watches(manager.cache.informers_for(kind), map_func=lambda _obj: [self.key])
+            ctrl.watches(manager.cache.informers_for(kind), map_func=self._later)
         ctrl.enqueue(self.key)
         manager.add(ctrl)
         return ctrl
+
+    def _later(self, _obj: Any = None) -> list[Request]:
+        if self.controller is None or self.debounce <= 0:
+            return [self.key]
+        self.controller.queue.add_after(self.key, self.debounce)
+        return []
 
     def reconcile(self, req: Request) -> Result | None:
         try:
