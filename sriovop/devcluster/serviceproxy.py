@@ -10,8 +10,9 @@ cluster: for every ClusterIP Service port, DNAT to its ready EndpointSlice endpo
 cluster's own Service range only. No NodePorts, no session affinity, no hairpin masquerade (a pod
 reaching itself through its own Service).
 
-It polls Services and EndpointSlices every `interval` seconds and rewrites the chain atomically with
-`iptables-restore --noflush` when the rules change.
+It watches Services and EndpointSlices (two informers) and, after any change, rewrites the chain
+atomically with `iptables-restore --noflush` when the rendered rules differ from the applied ones; every
+`resync` seconds it re-applies them anyway, so a chain flushed behind its back comes back.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import Any
 
 import structlog
 
+from sriovop.runtime.cache.informer import SharedIndexInformer
+from sriovop.runtime.cache.listener import FuncHandler
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import SERVICE, Kind
 
@@ -119,38 +122,58 @@ def chains_left(tag: str) -> list[str]:
 
 
 class ServiceProxy:
-    def __init__(self, client: Client, tag: str, service_range: str, interval: float = 1.0) -> None:
-        self._client = client
+    def __init__(self, client: Client, tag: str, service_range: str, resync: float = 30.0) -> None:
         self._tag = tag
         self._range = service_range
-        self._interval = interval
+        self._resync = resync
         self._stop = threading.Event()
+        self._changed = threading.Event()
+        self._informers = [SharedIndexInformer(client, kind) for kind in (SERVICE, ENDPOINT_SLICE)]
         self._thread: threading.Thread | None = None
         self._applied: list[str] | None = None
 
-    def start(self) -> None:
+    def start(self, timeout: float = 60.0) -> None:
         install(self._tag, self._range)
+        handler = FuncHandler(add=lambda *_: self._changed.set(), update=lambda *_: self._changed.set(),
+                              delete=lambda *_: self._changed.set())
+        for informer in self._informers:
+            informer.add_event_handler(handler)
+            informer.start(self._stop)
+        for informer in self._informers:
+            if not informer.wait_for_cache_sync(timeout=timeout, stop=self._stop):
+                raise TimeoutError(f"the Service proxy's {informer.name} informer did not sync in {timeout:.0f}s")
         self.sync()
         self._thread = threading.Thread(target=self._run, name="service-proxy", daemon=True)
         self._thread.start()
 
     def sync(self) -> None:
-        rules = render_rules(self._client.list(SERVICE), self._client.list(ENDPOINT_SLICE))
+        services, slices = (informer.store.list() for informer in self._informers)
+        rules = render_rules(services, slices)
         if rules != self._applied:
             _restore(chain_name(self._tag), rules)
             self._applied = rules
             log.info("service rules applied", rules=len(rules))
 
     def _run(self) -> None:
-        while not self._stop.wait(self._interval):
+        while not self._stop.is_set():
+            if not self._changed.wait(self._resync):
+                self._applied = None  # periodic resync: re-apply even if nothing changed
+            self._changed.clear()
+            if self._stop.is_set():
+                return
             try:
                 self.sync()
-            except Exception as exc:
-                log.warning("service proxy sync failed", error=str(exc))
+            except (OSError, subprocess.CalledProcessError) as exc:
+                log.warning("service proxy sync failed; retrying", error=str(exc))
                 self._applied = None
+                self._stop.wait(1.0)
+                self._changed.set()
 
     def stop(self) -> None:
         self._stop.set()
+        self._changed.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        for informer in self._informers:
+            informer.stop()
         uninstall(self._tag, self._range)

@@ -18,7 +18,7 @@ from kubernetes import client as k8s
 
 from sriovop.devcluster.images.pause import PAUSE_IMAGE
 from sriovop.runtime.client import Client
-from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
+from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD, SERVICE
 from test.support.cluster import (
     APICHECK_IMAGE,
     POD_TIMEOUT_S,
@@ -30,6 +30,15 @@ from test.support.cluster import (
 )
 from test.support.controllers_harness import wait_for
 from test.support.kube import api_client
+
+
+def _connect(ip: str, port: int, timeout: float = 3.0) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        try:
+            return s.connect_ex((ip, port))
+        except TimeoutError:
+            return errno.ETIMEDOUT
 
 
 def test_nodes_ready_with_roles(cluster_nodes: ClusterNodes, kube: Client) -> None:
@@ -62,10 +71,30 @@ def test_pod_on_each_node_gets_a_bridge_ip_the_host_reaches(
         assert ip in net.subnet, f"{ip} outside {net.name}'s subnet {net.subnet}"
         # pause listens on nothing: a refused connection is a RST from the pod's own kernel, which
         # proves the host routes to the pod (an unreachable address times out or has no route)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.settimeout(10)
-            code = s.connect_ex((str(ip), 9))
+        code = _connect(str(ip), 9, timeout=10)
         assert code == errno.ECONNREFUSED, f"connect to {ip}:9 gave {errno.errorcode.get(code, code)}"
+
+
+def test_service_cluster_ip_follows_its_endpoints(
+    cluster_nodes: ClusterNodes, kube: Client, node_namespace: str
+) -> None:
+    """A ClusterIP reaches the Service's pod while it exists and stops when it is gone (the proxy
+    follows EndpointSlices that kube-controller-manager writes). The pod (pause) listens on nothing,
+    so a refused connection is the pod's own RST: the ClusterIP was translated to the pod's address."""
+    node = cluster_nodes.node_names[-1]
+    pod = pod_on(node, "backend")
+    pod["metadata"]["labels"] = {"app": "backend"}
+    kube.create(POD, pod, node_namespace)
+    svc = kube.create(SERVICE, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "backend"},
+                                "spec": {"selector": {"app": "backend"},
+                                         "ports": [{"name": "x", "port": 80, "targetPort": 9}]}}, node_namespace)
+    cluster_ip = svc["spec"]["clusterIP"]
+    assert ipaddress.ip_address(cluster_ip) in cluster_nodes.network.service_range
+    wait_for(lambda: _connect(cluster_ip, 80) == errno.ECONNREFUSED, timeout=POD_TIMEOUT_S,
+             what=f"{cluster_ip}:80 translated to the backend pod")
+    kube.delete(POD, "backend", node_namespace)
+    wait_for(lambda: _connect(cluster_ip, 80) != errno.ECONNREFUSED, timeout=POD_TIMEOUT_S,
+             what=f"{cluster_ip}:80 no longer translated once the pod is gone")
 
 
 def test_pod_reaches_apiserver_through_kubernetes_service_with_its_token(
