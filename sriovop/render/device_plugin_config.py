@@ -11,6 +11,11 @@ The device plugin parses this JSON with the Go types upstream pins (sriov-networ
   `vdpaType`; empty lists are omitted;
 - HTML characters escaped as `\\u003c` etc., as Go does.
 
+A `deviceType: vfio-pci` policy adds `"drivers": ["vfio-pci"]` to its resource's selectors, as upstream's
+createDevicePluginResource/updateDevicePluginResource still do (the driver is the only thing that tells
+the device plugin to pick the VFs the daemon bound to vfio-pci). A resource merged from a vfio-pci policy
+and a netdevice policy therefore only holds vfio-pci VFs, upstream and here alike.
+
 Policies with the same resourceName merge into one entry (lists unique-appended, IsRdma/NeedVhostNet/
 vdpaType from the first policy, excludeTopology from the last).
 """
