@@ -177,7 +177,9 @@ class WebhookCertReconciler:
         if not may_sign:
             deadlines.append(ready_at)
         for target in self.targets:
-            deadlines.append(self.ensure_serving(target, state, may_sign, now))
+            renew = self.ensure_serving(target, state, may_sign, now)
+            # A renewal that waits for the new CA to propagate is looked at again when it has.
+            deadlines.append(renew if may_sign else max(renew, ready_at))
         wait = (min(deadlines) - now).total_seconds()
         return Result(requeue_after=max(0.2, wait))
 

@@ -186,7 +186,22 @@ def test_no_certificate_of_the_new_ca_right_after_a_late_bundle_write() -> None:
     new_ca = _cert(api, SETTINGS.ca_secret)
     assert _config_bundle(api, kind, name) == [new_ca, old_ca]
     assert pki.signed_by(_cert(api, "network-resources-injector-cert"), old_ca)
-    assert result.requeue_after is not None and result.requeue_after <= SETTINGS.propagation_delay.total_seconds()
+    assert result.requeue_after == SETTINGS.propagation_delay.total_seconds()  # no busy loop meanwhile
     clock.now += SETTINGS.propagation_delay
     r.reconcile()
     assert pki.signed_by(_cert(api, "network-resources-injector-cert"), new_ca)
+
+
+def test_a_renewal_due_during_propagation_waits_without_spinning() -> None:
+    api, clock, r = _setup(*ALL_CONFIGS)
+    r.reconcile()
+    rotation = pki.renew_at(_cert(api, SETTINGS.ca_secret))
+    _fresh_until(clock, r, rotation - 170 * S)
+    api.delete(SECRET, "operator-webhook-cert", NS)
+    r.reconcile()  # issued now: renewal due 156 s later, expiry 200 s later
+    serving = _cert(api, "operator-webhook-cert")
+    clock.now = rotation
+    assert pki.renew_at(serving) < clock.now < serving.not_valid_after_utc
+    result = r.reconcile()
+    assert _cert(api, "operator-webhook-cert") == serving  # the new CA is not propagated yet
+    assert result.requeue_after == SETTINGS.propagation_delay.total_seconds()
