@@ -42,6 +42,9 @@ class VirtualPlugin:
         return data if isinstance(data, list) else []
 
     def on_node_state_change(self, node_state: dict[str, Any]) -> Decision:
+        if ((node_state.get("spec") or {}).get("bridges") or {}).get("ovs"):
+            # Upstream: "operation not supported by the platform"; refused, not ignored.
+            raise ValueError("spec.bridges: software bridges are not supported on virtual platforms (OpenStack, AWS)")
         spec = spec_interfaces(node_state)
         last = self.last_applied()
         self.desired = spec if spec != last else None
