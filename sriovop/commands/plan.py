@@ -57,6 +57,10 @@ def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namesp
     and in how many waves; what the admission webhook would say; the device-plugin resources that
     appear, change or disappear.
 
+    `-o json`: admission.allowed/message/warnings; nodes[] with name, changed, disruption (none, drain,
+    reboot), drainScope, and spec.interfaces exactly as the operator would write them; pools[] with
+    limit, atOnce and waves. Reads only: nothing in the cluster is changed.
+
     Exit code: 0 admissible and nothing disruptive, 1 denied, 2 at least one node drains or reboots,
     3 no plan (unusable file, cluster unreachable).
     """
