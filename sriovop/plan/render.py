@@ -86,8 +86,9 @@ def render_explain(report: Mapping[str, Any]) -> str:
             lines.append(f"  last error: {node['lastSyncError']}")
         if node.get("missingKernelArgs"):
             lines.append("  kernel arguments missing (reboot): " + " ".join(node["missingKernelArgs"]))
-        if node.get("note"):
-            lines.append(f"  note: {node['note']}")
+        for key in ("note", "factsNote"):
+            if node.get(key):
+                lines.append(f"  note: {node[key]}")
         for pf in node["pfs"]:
             lines.append(f"  pf {pf['name']} {pf['pciAddress']} ({pf['vendor']}:{pf['deviceID']}), "
                          f"{pf['numVfs']}/{pf['totalvfs']} VFs, spec {pf['specVfs']} VFs: {_groups(pf['vfGroups'])}")
