@@ -49,7 +49,10 @@ def _supervisor_pid(directory: Path) -> int | None:
 @click.option("--nodes", type=click.IntRange(0, 16), default=0, show_default=True,
               help="Kubelet nodes to run (sriovop-node-1..N, each with its own containerd, cgroup root and "
                    "pod bridge; node 1 has the control-plane role). 0: only kube-apiserver and etcd.")
-def up(directory: Path, nodes: int) -> None:
+@click.option("--audit-policy", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="A kube-apiserver audit policy file (audit.k8s.io/v1 Policy); the audit log is written "
+                   "to DIR/audit.log (JSON lines), e.g. to check which requests RBAC refused.")
+def up(directory: Path, nodes: int, audit_policy: Path | None) -> None:
     """Start the cluster in the background and print the KUBECONFIG to use.
 
     Binaries come from the caches that hack/build-control-plane.sh and hack/build-node-components.sh
@@ -72,8 +75,10 @@ def up(directory: Path, nodes: int) -> None:
     log_path = directory / "supervisor.log"
     shown = log_path.stat().st_size if log_path.exists() else 0
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child
+    audit = ["--audit-policy", str(audit_policy.resolve())] if audit_policy is not None else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sriovop.devcluster.supervisor", "--dir", str(directory), "--nodes", str(nodes)],
+        [sys.executable, "-m", "sriovop.devcluster.supervisor", "--dir", str(directory), "--nodes", str(nodes),
+         *audit],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
     )
     log.close()

@@ -102,8 +102,10 @@ class Node:
 
 class NodeCluster:
     def __init__(self, directory: Path, node_count: int, node_binaries: NodeBinaries | None = None,
-                 images: Callable[[], list[Path]] | None = None) -> None:
+                 images: Callable[[], list[Path]] | None = None,
+                 extra_apiserver_args: list[str] | None = None) -> None:
         self.dir = directory
+        self._extra_apiserver_args = list(extra_apiserver_args or [])
         self.node_count = node_count
         self.node_binaries = node_binaries or find_node_binaries()
         self._images = images
@@ -133,7 +135,8 @@ class NodeCluster:
 
     def _start(self, started: float) -> None:
         log.info("starting the control plane", slot=self.network.slot, pod_range=str(self.network.pod_range))
-        self.control_plane = ControlPlane(self.dir, network=self.network).start()
+        self.control_plane = ControlPlane(self.dir, network=self.network,
+                                          extra_apiserver_args=self._extra_apiserver_args).start()
         cp = self.control_plane
         pki = self.dir / "pki"
         self.controllers["kube-controller-manager"] = controllermanager.spawn(

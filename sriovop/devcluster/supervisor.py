@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from sriovop.devcluster.audit import AUDIT_LOG, audit_args
 from sriovop.devcluster.controlplane import ControlPlane
 from sriovop.devcluster.nodecluster import NodeCluster
 
@@ -30,9 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sriovop-dev-cluster-supervisor")
     parser.add_argument("--dir", required=True, type=Path)
     parser.add_argument("--nodes", type=int, default=0)
+    parser.add_argument("--audit-policy", type=Path, default=None)
     args = parser.parse_args(argv)
     directory: Path = args.dir
-    for stale in ("etcd-data", "pki", "users", "state.json", "ready"):
+    extra = audit_args(directory, args.audit_policy) if args.audit_policy is not None else []
+    for stale in ("etcd-data", "pki", "users", "state.json", "ready", AUDIT_LOG):
         path = directory / stale
         if path.is_dir():
             shutil.rmtree(path)
@@ -43,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     dead: Callable[[], str | None]
     if args.nodes > 0:
-        cluster = NodeCluster(directory, args.nodes, images=_pause_image)
+        cluster = NodeCluster(directory, args.nodes, images=_pause_image, extra_apiserver_args=extra)
         stopper: Callable[[], None] = cluster.stop
         dead = cluster.dead
     else:
-        cp = ControlPlane(directory)
+        cp = ControlPlane(directory, extra_apiserver_args=extra)
         stopper = cp.stop
 
         def dead() -> str | None:

@@ -67,8 +67,9 @@ class ClusterNodes:
                             "images", "import", str(archive)], check=True, capture_output=True, timeout=300)
 
 
-def cluster_up(directory: Path, nodes: int) -> ClusterNodes:
-    done = subprocess.run([*SRIOVOP, "dev", "cluster", "up", "--dir", str(directory), "--nodes", str(nodes)],
+def cluster_up(directory: Path, nodes: int, audit_policy: Path | None = None) -> ClusterNodes:
+    audit = ["--audit-policy", str(audit_policy)] if audit_policy is not None else []
+    done = subprocess.run([*SRIOVOP, "dev", "cluster", "up", "--dir", str(directory), "--nodes", str(nodes), *audit],
                           capture_output=True, text=True, timeout=UP_TIMEOUT_S, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"cluster up failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
