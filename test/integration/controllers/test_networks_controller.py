@@ -90,9 +90,9 @@ def test_create_renders_nad_with_finalizer_owner_and_ready(api: Client, namespac
 def test_update_changes_nad(api: Client, namespace: str) -> None:
     create_network(api, SRIOV_NETWORK, namespace, "net2", vlan=10)
     wait_for(lambda: nad_config(api, namespace, "net2")["vlan"] == 10, what="vlan 10")
-    cr = api.get(SRIOV_NETWORK, "net2", namespace)
-    cr["spec"].update(vlan=20, spoofChk="on", resourceName="other")
-    api.update(SRIOV_NETWORK, cr)
+    # A merge patch, as `kubectl patch` sends: the controller's status writes bump the resourceVersion
+    # at any moment, so a read-modify-update here could lose the race with a 409.
+    api.patch(SRIOV_NETWORK, "net2", {"spec": {"vlan": 20, "spoofChk": "on", "resourceName": "other"}}, namespace)
     config = wait_for(lambda: (c := nad_config(api, namespace, "net2"))["vlan"] == 20 and c, what="vlan 20")
     assert config["spoofchk"] == "on"
     nad = api.get(NAD, "net2", namespace)
@@ -114,9 +114,7 @@ def test_hand_edited_or_deleted_nad_is_restored(api: Client, namespace: str) -> 
 def test_move_namespace_and_delete_with_finalizer(api: Client, namespace: str, other_namespace: str) -> None:
     create_network(api, SRIOV_NETWORK, namespace, "mover")
     wait_for(lambda: api.get(NAD, "mover", namespace), what="NAD in the operator namespace")
-    cr = api.get(SRIOV_NETWORK, "mover", namespace)
-    cr["spec"]["networkNamespace"] = other_namespace
-    api.update(SRIOV_NETWORK, cr)
+    api.patch(SRIOV_NETWORK, "mover", {"spec": {"networkNamespace": other_namespace}}, namespace)
     moved = wait_for(lambda: api.get(NAD, "mover", other_namespace), what="NAD in the new namespace")
     assert "ownerReferences" not in moved["metadata"]  # cross-namespace: the finalizer cleans up instead
     wait_for(lambda: gone(api, NAD, "mover", namespace), what="old NAD deleted")
@@ -214,9 +212,7 @@ def test_spec_upstream_admits_gets_its_nad_and_a_not_ready_condition(
                     what="Ready=False")
     assert cond["reason"] == "NetworkSpecInvalid"
     assert fragment in cond["message"], cond["message"]
-    cr = api.get(kind, "odd", namespace)
-    cr["spec"].update(resourceName="fixed", capabilities='{"mac": true}')
-    api.update(kind, cr)
+    api.patch(kind, "odd", {"spec": {"resourceName": "fixed", "capabilities": '{"mac": true}'}}, namespace)
     cond = wait_for(lambda: (c := ready(api, kind, namespace, "odd")) and c["status"] == "True" and c,
                     what="Ready=True after the fix")
     assert cond["reason"] == "NetworkReady"
