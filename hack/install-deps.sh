@@ -11,11 +11,13 @@
 #     (the guest's root is this host's, over 9p)
 #   systemd:  systemd-analyze verify checks the systemd-mode unit files
 #   iptables: the cluster's Service routing (ClusterIP DNAT rules in its own chains)
+#   mstflint: mstconfig/mstfwreset, the Mellanox firmware tools the config daemon runs (a test runs them)
 set -euo pipefail
 declare -A need=([ip]=iproute2 [modinfo]=kmod [containerd]=containerd [ctr]=containerd [runc]=runc
                  [/usr/lib/cni/bridge]=containernetworking-plugins [/usr/lib/cni/host-local]=containernetworking-plugins
                  [iptables]=iptables [iptables-restore]=iptables [mmdebstrap]=mmdebstrap
-                 [ovs-vsctl]=openvswitch-switch [ovsdb-server]=openvswitch-switch [systemd-analyze]=systemd)
+                 [ovs-vsctl]=openvswitch-switch [ovsdb-server]=openvswitch-switch [systemd-analyze]=systemd
+                 [mstconfig]=mstflint [mstfwreset]=mstflint)
 missing=()
 for cmd in "${!need[@]}"; do
   if [[ $cmd == /* ]]; then

@@ -7,7 +7,11 @@
 # kernel's modules at /lib/modules/<kver>, runs
 # /run/job/cmd chrooted into that root, prints "SRIOVOP-GUEST-EXIT: <rc>" on the console and powers off.
 # A file /run/job/stop created by the host sends SIGTERM (then SIGKILL after 10 s) to the command's
-# process group, which is how a long-lived command (the config daemon) is stopped cleanly.
+# process group, which is how a long-lived command (the config daemon) is stopped cleanly. A file
+# /run/job/reboot (created in the guest: the config daemon's reboot command) does the same and prints
+# "SRIOVOP-GUEST-REBOOT"; the harness then boots the guest again with what the boot entry says.
+# With the 9p tag `persist` (run.sh --persist), its boot/ and state/ are the guest's /boot and
+# /etc/sriov-operator, so boot entries and operator state survive that "reboot".
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -67,6 +71,12 @@ if mkdir -p "/host/lib/modules/$kver" 2>/dev/null; then
   mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose modules "/host/lib/modules/$kver" ||
     say "mount modules failed"
 fi
+if grep -q 'persist' /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag 2>/dev/null; then
+  mkdir -p /persist /host/boot /host/etc/sriov-operator
+  mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=512000,cache=none persist /persist || fail "mount persist"
+  mount --bind /persist/boot /host/boot
+  mount --bind /persist/state /host/etc/sriov-operator
+fi
 mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=512000,cache=none job /job || fail "mount job"
 mount --bind /job /host/run/job
 
@@ -87,6 +97,11 @@ setsid chroot /host /bin/sh -c 'cd /; [ -f /run/job/env ] && . /run/job/env; exe
 pid=$!
 deadline=
 while kill -0 "$pid" 2>/dev/null; do
+  if [ -e /job/reboot ] && [ -z "$deadline" ]; then
+    sync
+    echo "SRIOVOP-GUEST-REBOOT" > /dev/console
+    touch /job/stop
+  fi
   if [ -e /job/stop ] && [ -z "$deadline" ]; then
     say "stop requested: SIGTERM to the command"
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"

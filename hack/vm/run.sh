@@ -11,7 +11,11 @@
 #   --mem MB / --smp N       guest size (default 1024 / 2)
 #   --accel kvm|tcg|auto     (default auto: KVM only if a short probe boots, cached per host boot)
 #   --hostname NAME          guest hostname (default sriovop-e2e)
-#   --iommu                  add an emulated Intel IOMMU (intel_iommu=on) so VFs can be bound to vfio-pci
+#   --iommu                  add an emulated Intel IOMMU (and intel_iommu=on, unless --cmdline is given) so VFs
+#                            can be bound to vfio-pci
+#   --cmdline LINE           the whole kernel command line (what a boot loader read from the boot entry)
+#   --persist DIR            read-write share that outlives the guest: DIR/boot is the guest's /boot and
+#                            DIR/state its /etc/sriov-operator (boot entries, operator state across "reboots")
 # Exit: the guest command's code; 124 on timeout; 125 when the guest gave no exit code.
 # The guest prints "SRIOVOP-GUEST-READY: uptime=<s>" before the command and "SRIOVOP-GUEST-EXIT: <rc>".
 set -euo pipefail
@@ -20,6 +24,7 @@ VM_SCRIPT=run
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 IOMMU= IGB=1 PORT= TIMEOUT=300 MEM=1024 SMP=2 ACCEL=${SRIOVOP_VM_ACCEL:-auto} JOB= HOSTNAME_=sriovop-e2e
+CMDLINE= PERSIST=
 while [ $# -gt 0 ]; do
   case $1 in
     --igb) IGB=$2; shift 2 ;;
@@ -31,6 +36,8 @@ while [ $# -gt 0 ]; do
     --job) JOB=$2; shift 2 ;;
     --hostname) HOSTNAME_=$2; shift 2 ;;
     --iommu) IOMMU=1; shift ;;
+    --cmdline) CMDLINE=$2; shift 2 ;;
+    --persist) PERSIST=$2; shift 2 ;;
     --) shift; break ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -54,22 +61,26 @@ if [ -z "$JOB" ]; then
 fi
 [ -f "$JOB/cmd" ] || die "$JOB/cmd missing"
 # QEMU's option syntax splits on commas, and the forward's command line on spaces.
-for p in "$JOB" "$HERE" "$KDIR"; do
+[ -z "$PERSIST" ] || { mkdir -p "$PERSIST/boot" "$PERSIST/state"; PERSIST=$(cd "$PERSIST" && pwd); }
+for p in "$JOB" "$HERE" "$KDIR" $PERSIST; do
   case $p in *,*|*" "*) die "path '$p' contains a comma or a space, which QEMU options cannot carry" ;; esac
 done
 rm -f "$JOB/rc" "$JOB/stop"
 
 ACCEL=$("$HERE/probe-kvm.sh" "$ACCEL" "$KERNEL" "$INITRD")
-CPU=${SRIOVOP_VM_CPU:-max}; [ "$ACCEL" = kvm ] && CPU=host
+# Intel's vendor string: the IOMMU is QEMU's intel-iommu, and the config daemon picks the IOMMU kernel
+# arguments by CPU vendor (intel_iommu=on only for GenuineIntel), as upstream does.
+CPU=${SRIOVOP_VM_CPU:-max,vendor=GenuineIntel}; [ "$ACCEL" = kvm ] && CPU=host
 
 # -nodefaults: no VGA/IDE/default NIC; romfile= on the NICs skips iPXE option ROMs (seconds under TCG).
 args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults -display none
       -serial stdio -no-reboot
       -kernel "$KERNEL" -initrd "$INITRD"
-      -append "console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on}"
+      -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on}}"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap"
       -virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=modules,security_model=none,readonly=on")
+[ -n "$PERSIST" ] && args+=(-virtfs "local,path=$PERSIST,mount_tag=persist,security_model=none,multidevs=remap")
 # The IOMMU must exist before the PCI devices it translates for.
 [ -n "$IOMMU" ] && args+=(-device intel-iommu,intremap=off)
 # Management NIC: its own user-mode network with restrict=on (nothing beyond the guest is reachable)
@@ -87,7 +98,7 @@ for i in $(seq 0 $((IGB - 1))); do
          -device "igb,bus=rp$i,netdev=n$i,id=pf$i,mac=52:54:00:00:1$i:00,romfile=")
 done
 
-step "booting $KVER (accel=$ACCEL, igb=$IGB, apiserver=${PORT:-none}, timeout=${TIMEOUT}s)"
+step "booting $KVER (accel=$ACCEL, igb=$IGB, apiserver=${PORT:-none}, timeout=${TIMEOUT}s${CMDLINE:+, cmdline: $CMDLINE})"
 set +e
 timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" < /dev/null
 qrc=$?

@@ -58,6 +58,13 @@ def simulated_root(root: Path, relative: str) -> Path:
 @click.option("--reboot/--no-reboot", default=True, show_default=True,
               help="Reboot a real host when the configuration needs it (upstream's behaviour: systemd-run "
                    "through chroot). A simulated host is never rebooted; the need is reported instead.")
+@click.option("--reboot-limit", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Reboot guard: when the same reboot reasons (missing kernel arguments, firmware settings) "
+                   "remain after this many reboots, report the NodeState Failed and uncordon instead of "
+                   "rebooting again.")
+@click.option("--reboot-command", default="",
+              help="Shell command run (in the host root) instead of upstream's `systemd-run ... reboot`, "
+                   "e.g. for hosts without systemd.")
 @click.option("--requeue-after", type=float, default=30.0, show_default=True, callback=_seconds,
               help="Seconds between drift checks of a configured host.")
 @click.option("--retry-base-delay", type=float, default=1.0, show_default=True, callback=_seconds,
@@ -91,7 +98,7 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
             disable_plugins: str, reboot: bool, requeue_after: float, retry_base_delay: float,
             retry_max_delay: float, startup_max_delay: float, sysfs_write_timeout: float, vf_wait_timeout: float,
             netdev_wait_timeout: float, use_systemd_service: bool, parallel_nic_config: bool,
-            manage_software_bridges: bool, ovs_socket_path: str) -> None:
+            manage_software_bridges: bool, ovs_socket_path: str, reboot_limit: int, reboot_command: str) -> None:
     """Configure this node's SR-IOV NICs from its SriovNetworkNodeState and report what the host has.
 
     Environment: NODE_NAME, NAMESPACE, KUBECONFIG, DEV_MODE=TRUE (configure NICs missing from the
@@ -141,8 +148,8 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
             node_name=node_name, namespace=namespace or consts.DEFAULT_OPERATOR_NAMESPACE, host_root=root,
             state_dir=state_dir, dev_mode=os.environ.get(consts.ENV_DEV_MODE, "").upper() == "TRUE",
             disable_plugins=plugins, use_external_drainer=env_true(consts.ENV_USE_EXTERNAL_DRAINER),
-            reboot=reboot, systemd_mode=use_systemd_service, requeue_after=requeue_after,
-            retry_base_delay=retry_base_delay,
+            reboot=reboot, systemd_mode=use_systemd_service, reboot_limit=reboot_limit,
+            reboot_command=reboot_command, requeue_after=requeue_after, retry_base_delay=retry_base_delay,
             retry_max_delay=retry_max_delay, startup_max_delay=startup_max_delay,
             metrics_bind_address=metrics_bind_address or None,
             apply_options=ApplyOptions(write_timeout=sysfs_write_timeout, vf_wait_timeout=vf_wait_timeout,

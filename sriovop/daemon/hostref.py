@@ -2,7 +2,9 @@
 
 A simulator reboot gives the simulated kernel a new control socket and network namespace (a real
 reboot restarts the daemon too, but the demo and the tests reboot a simulator under a running daemon).
-Opening also writes the initial-state checkpoint once, as upstream's Init does.
+Opening also writes the initial-state checkpoint once and loads `tun` and `vhost_net` (best effort), as
+upstream's Init does: pods of needVhostNet policies get /dev/net/tun and /dev/vhost-net from the device
+plugin, which only works once those modules are loaded. A failure is logged with the module's name.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 import structlog
 
 from sriovop.host import Host
+from sriovop.host.modules import VHOST_NET_MODULES, Modules
 from sriovop.host.nics import SupportedNics
 from sriovop.host.paths import HostPaths
 
@@ -30,6 +33,8 @@ class HostRef:
         self._host: Host | None = None
         self._sim: dict[str, str] | None = None
         self.opened = 0
+        #: Modules loaded at open that failed ({name: error}); needVhostNet pods cannot work without them.
+        self.module_errors: dict[str, str] = {}
 
     def get(self) -> Host:
         sim = self.paths.sim_info()
@@ -42,6 +47,7 @@ class HostRef:
             try:
                 if host.checkpoint.ensure(host.discover()):
                     log.info("initial host state checkpoint written", path=str(host.paths.checkpoint))
+                self.module_errors = Modules(host.paths, host.io).try_load(VHOST_NET_MODULES)
             except BaseException:
                 host.close()
                 raise

@@ -30,12 +30,14 @@ from sriovop.daemon.handshake import DrainStep, decide_drain
 from sriovop.daemon.hostref import HostRef
 from sriovop.daemon.nodelabel import FG_LABEL_SRIOV_CAPABLE_NODES, NodeLabeler
 from sriovop.daemon.reboot import Rebooter
+from sriovop.daemon.rebootguard import RebootGuard
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annotations_of
 from sriovop.daemon.systemd_mode import SystemdMode
 from sriovop.host import Host
 from sriovop.host.ovs import OvsBridges
 from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin, load_plugins
+from sriovop.host.rdma import RdmaSubsystem
 from sriovop.host.steps import StepHook
 from sriovop.host.systemd_files import Result as SystemdResult
 from sriovop.runtime.client import Client
@@ -48,6 +50,8 @@ REASON_DRAIN_REQUESTED = "DrainRequested"
 REASON_REBOOT_REQUIRED = "RebootRequired"
 REASON_REBOOT_NODE = "RebootNode"
 REASON_DRIFT = "ConfigurationDrift"
+REASON_REBOOT_LOOP = "RebootLoopPrevented"
+REASON_MODULE_MISSING = "KernelModuleMissing"
 
 
 class SyncFailed(Exception):
@@ -69,7 +73,8 @@ class NodeStateReconciler:
         self.recorder = recorder
         self.platform = platform
         self.hook = hook
-        self.rebooter = rebooter or Rebooter(settings.host_root, enabled=settings.reboot)
+        self.rebooter = rebooter or Rebooter(settings.host_root, enabled=settings.reboot,
+                                             command=settings.reboot_command)
         self.plugin_loader = plugin_loader
         self.status = StatusWriter(client, settings.namespace, settings.node_name, recorder)
         self.drain = DrainAnnotator(client, settings.namespace, settings.node_name)
@@ -79,6 +84,8 @@ class NodeStateReconciler:
             platform=platform, dev_mode=settings.dev_mode,
             manage_software_bridges=settings.apply_options.manage_software_bridges,
             ovsdb_socket=settings.apply_options.ovsdb_socket) if settings.systemd_mode else None
+        self.guard = RebootGuard(hosts.paths.state_dir, settings.reboot_limit)
+        self._modules_reported = 0
         self.device_plugin = device_plugin or DevicePluginPods(
             client, settings.namespace, settings.node_name, timeout=settings.device_plugin_wait_timeout,
             interval=settings.device_plugin_poll_interval)
@@ -108,6 +115,7 @@ class NodeStateReconciler:
         uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
 
         host = self._host(state)
+        self._report_module_errors(state)
         interfaces = self._discover(host, state)
         self._publish_facts(host, state)
         if self.live.gate(FG_LABEL_SRIOV_CAPABLE_NODES):
@@ -116,15 +124,19 @@ class NodeStateReconciler:
         view = {"metadata": meta, "spec": state.get("spec") or {},
                 "status": {"interfaces": interfaces, "bridges": bridges or {}}}
         main, extra = self._plugins(host, interfaces, state)
+        for plugin in extra:
+            if isinstance(plugin, MellanoxPlugin):
+                plugin.firmware_reset = self.live.gate(consts.FG_MELLANOX_FIRMWARE_RESET)
 
         if self.generations.is_applied(uid, generation):
             drifted = self._drifted(main, extra, view, state)
             if not drifted:
                 observed = state.get("status") or {}
-                if observed.get("interfaces") != interfaces or \
+                system = self._system(host)
+                if observed.get("interfaces") != interfaces or (observed.get("system") or {}) != system or \
                         (bridges is not None and (observed.get("bridges") or {}) != bridges):
                     # re-reads, so a stale compare costs one GET
-                    self.status.write(interfaces=interfaces, bridges=bridges)
+                    self.status.write(interfaces=interfaces, bridges=bridges, system=system)
                 if self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED):
                     self.device_plugin.unblock_waiting()  # e.g. the device plugin restarted on its own
                 return Result(requeue_after=self.settings.requeue_after)
@@ -142,6 +154,10 @@ class NodeStateReconciler:
         reasons = reboot_reasons(main, extra, view) if decision.reboot else []
         if self.systemd is not None:
             decision, reasons = self._systemd_decision(host, state, interfaces, decision, reasons)
+        if decision.reboot:
+            self._check_reboot_guard(host, reasons, state, interfaces)
+        else:
+            self.guard.clear()
         if decision.drain or current != consts.DRAIN_IDLE:
             action = decide_drain(str(desired), str(current), need_drain=decision.drain,
                                   need_reboot=decision.reboot, disable_drain=self.live.disable_drain)
@@ -183,7 +199,7 @@ class NodeStateReconciler:
         self.applies += 1
         done = SystemdMode.result(host) if self.systemd is not None else SystemdResult(consts.SYNC_STATUS_SUCCEEDED)
         self.status.write(interfaces=interfaces, sync_status=done.sync_status, last_sync_error=done.last_sync_error,
-                          bridges=self._bridges(host))
+                          bridges=self._bridges(host), system=self._system(host))
         self.generations.save(uid, generation)
         self._failed = None
         self._log.info("configuration applied", generation=generation)
@@ -218,6 +234,20 @@ class NodeStateReconciler:
             self.drain.set_host_facts(host.facts().to_json(), state)
         except ApiError as exc:  # only `sriovop plan` reads them; never fail a pass over it
             self._log.warning("host facts not published", error=str(exc))
+
+    def _report_module_errors(self, state: dict[str, Any]) -> None:
+        """tun/vhost_net that failed to load when the host was opened: a Warning Event once per opening
+        (pods of needVhostNet policies get /dev/vhost-net only when they are loaded)."""
+        if self.hosts.module_errors and self._modules_reported != self.hosts.opened:
+            self._modules_reported = self.hosts.opened
+            failed = "; ".join(f"{name}: {error}" for name, error in sorted(self.hosts.module_errors.items()))
+            self._event(state, "Warning", REASON_MODULE_MISSING,
+                        f"kernel modules for needVhostNet policies are not loaded ({failed})")
+
+    def _system(self, host: Host) -> dict[str, Any]:
+        """`status.system`: the running kernel's RDMA netns mode (absent without ib_core), as upstream."""
+        mode = RdmaSubsystem(host.paths, host.io).mode()
+        return {"rdmaMode": mode} if mode else {}
 
     def _discover(self, host: Host, state: dict[str, Any]) -> list[dict[str, Any]]:
         try:
@@ -271,10 +301,25 @@ class NodeStateReconciler:
             raise SyncFailed(message) from exc
         return decision
 
+    def _check_reboot_guard(self, host: Host, reasons: list[str], state: dict[str, Any],
+                            interfaces: list[dict[str, Any]]) -> None:
+        """No reboot loops: the same reasons after `--reboot-limit` reboots fail the pass instead, and
+        the node's drain request is withdrawn so the drain controller uncordons it."""
+        failure = self.guard.exhausted(reasons, host.kargs.boot_id())
+        if failure is None:
+            return
+        if annotations_of(state).get(consts.NODE_STATE_DRAIN_ANNOTATION) != consts.DRAIN_IDLE:
+            self.drain.set_desired(consts.DRAIN_IDLE, self.status.get())
+        self._event(state, "Warning", REASON_REBOOT_LOOP, failure)
+        self._fail(state, interfaces, host, failure)
+        raise SyncFailed(failure)
+
     def _reboot_needed(self, host: Host, reasons: list[str], state: dict[str, Any],
                        interfaces: list[dict[str, Any]]) -> Result:
+        count = self.guard.rebooting(reasons, host.kargs.boot_id())
         done = self.rebooter.reboot(simulated=host.simulated)
-        message = f"node reboot required ({'; '.join(reasons) or 'plugin request'}): {done}"
+        message = (f"node reboot required ({'; '.join(reasons) or 'plugin request'}; reboot {count} of at most "
+                   f"{self.guard.limit}): {done}")
         self._log.warning("reboot required", reasons=reasons, action=done)
         self._event(state, "Warning", REASON_REBOOT_REQUIRED, message)
         if done == "reboot started":

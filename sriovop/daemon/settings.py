@@ -60,6 +60,10 @@ class DaemonSettings:
     #: configurationMode systemd (--use-systemd-service): the host's sriov-config services apply the spec
     #: at boot; the daemon writes their input, requests the reboot and reports their result.
     systemd_mode: bool = False
+    #: The reboot guard: the same reboot reasons after this many reboots fail the node instead.
+    reboot_limit: int = 2
+    #: Replaces upstream's `systemd-run ... reboot` (hosts without systemd, test harnesses).
+    reboot_command: str = ""
     requeue_after: float = DEFAULT_REQUEUE_AFTER
     #: Backoff of a failing reconcile (apply errors, API errors): base doubles up to max per retry.
     retry_base_delay: float = 1.0
@@ -81,6 +85,8 @@ class DaemonSettings:
                      "device_plugin_wait_timeout", "device_plugin_poll_interval"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name}: must be greater than zero, got {getattr(self, name)!r}")
+        if self.reboot_limit < 1:
+            raise ValueError(f"reboot_limit: must be at least 1, got {self.reboot_limit!r}")
         if self.retry_max_delay < self.retry_base_delay:
             raise ValueError("retry_max_delay: must not be below retry_base_delay")
 

@@ -54,7 +54,7 @@ class StatusWriter:
 
     def write(self, *, interfaces: list[dict[str, Any]] | None = None, sync_status: str | None = None,
               last_sync_error: Any = KEEP, only_if_changed: bool = False,
-              bridges: dict[str, Any] | None = None) -> dict[str, Any]:
+              bridges: dict[str, Any] | None = None, system: dict[str, Any] | None = None) -> dict[str, Any]:
         """Patch status; `None`/KEEP leave a field alone; an empty `last_sync_error` removes it.
         Returns the NodeState as written (or as read, when nothing had to change)."""
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(CONFLICT_ATTEMPTS),
@@ -62,11 +62,12 @@ class StatusWriter:
                                      wait=tenacity.wait_random(0.01, 0.1))
         for attempt in retrying:
             with attempt:
-                return self._write_once(interfaces, sync_status, last_sync_error, bridges)
+                return self._write_once(interfaces, sync_status, last_sync_error, bridges, system)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write_once(self, interfaces: list[dict[str, Any]] | None, sync_status: str | None,
-                    last_sync_error: Any, bridges: dict[str, Any] | None = None) -> dict[str, Any]:
+                    last_sync_error: Any, bridges: dict[str, Any] | None = None,
+                    system: dict[str, Any] | None = None) -> dict[str, Any]:
         live = self.get()
         status = live.get("status") or {}
         patch: dict[str, Any] = {}
@@ -74,6 +75,9 @@ class StatusWriter:
             patch["interfaces"] = interfaces
         if bridges is not None and (status.get("bridges") or {}) != bridges:
             patch["bridges"] = bridges or None  # merge patch: null removes the field
+        if system is not None and (status.get("system") or {}) != system:
+            # A merge patch: a key that went away is written as null.
+            patch["system"] = {**{k: None for k in status.get("system") or {}}, **system}
         if sync_status is not None and status.get("syncStatus") != sync_status:
             patch["syncStatus"] = sync_status
         if last_sync_error is not KEEP and (status.get("lastSyncError") or "") != (last_sync_error or ""):

@@ -25,6 +25,7 @@ from sriovop.host.errors import ApplyError, ApplyErrors
 from sriovop.host.host import Host
 from sriovop.host.ib_guids import GuidPool, vf_guid
 from sriovop.host.kargs import PCI_REALLOC
+from sriovop.host.modules import Modules, modules_for_pf
 from sriovop.host.plan import DPDK_DRIVERS, NETDEVICE, Plan, group_for, make_plan
 from sriovop.host.steps import StepHook, noop_hook
 from sriovop.host.switchdev import LEGACY, SWITCHDEV, mode_of
@@ -73,6 +74,7 @@ class Applier:
         self.switchdev = host.switchdev
         #: Called with a PF address before its eSwitch mode changes (detach it from a managed bridge).
         self.before_mode_change: Callable[[str], None] | None = None
+        self.modules = Modules(host.paths, host.io)
 
     # --- entry points -------------------------------------------------------------------------
     def apply(
@@ -144,6 +146,7 @@ class Applier:
             if self.options.skip_vf_configuration:
                 return  # pre phase: runs before the administrator's own network set-up created the VFs
             self._step(S.CHECK_EXTERNAL, pf, lambda: self._check_external(spec, status))
+            self._load_modules(spec)
             self._configure_vfs(spec, status)
             self.host.records.save(pf, spec)
             return
@@ -163,6 +166,7 @@ class Applier:
         target = mode_of(spec)
         name = status.get("name", "")
         self._step(S.CHECK_TOTALVFS, pf, lambda: self._check_totalvfs(pf, want))
+        self._load_modules(spec)
         if target == SWITCHDEV:
             # Upstream's configureHWOptionsForSwitchdev, before any VF exists.
             self._step(S.ENABLE_TC_OFFLOAD, pf, lambda: self._pf_tc_offload(name))
@@ -234,6 +238,12 @@ class Applier:
     def _unbind_all_vfs(self, pf: str) -> None:
         for _index, vf in sorted(self._virtfns(pf).items()):
             self.drivers.unbind(vf)
+
+    def _load_modules(self, spec: dict[str, Any]) -> None:
+        """Before any VF is bound: the drivers its groups need must exist (vfio_pci, vDPA buses)."""
+        needed = modules_for_pf(spec)
+        if needed:
+            self._step(S.LOAD_MODULES, spec["pciAddress"], lambda: self.modules.load_all(needed))
 
     def _check_external(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
         pf = spec["pciAddress"]
@@ -351,6 +361,10 @@ class Applier:
             if switchdev and not vdpa_type:
                 self._step(S.DELETE_VDPA, pf, partial(self.switchdev.delete_vdpa, vf))
             if device_type == NETDEVICE:
+                if group.get("isRdma") and self.drivers.current(vf):
+                    # As upstream: rebind, so the VF's RDMA device is created again with its MAC set and
+                    # in the current RDMA netns mode.
+                    self._step(S.BIND_DRIVER, pf, partial(self.drivers.unbind, vf))
                 self._step(S.BIND_DRIVER, pf, partial(self.drivers.bind_default, vf))
                 mtu = int(group.get("mtu") or 0)
                 if mtu > 0:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sriovop.host.kargs import RDMA_ARGS
 from sriovop.host.plan import make_plan, needs_vfio
 
 #: NodeState annotation where the daemon publishes its HostFacts (JSON); read by `sriovop plan`.
@@ -34,11 +35,14 @@ class HostFacts:
     recorded_kargs: frozenset[str] = frozenset()
     #: What vfio-pci needs on this CPU (intel_iommu=on iommu=pt, or iommu=pt on AMD).
     iommu_args: tuple[str, ...] = ()
+    #: The running kernel's RDMA netns mode ("" without ib_core: the mode applies when it loads).
+    rdma_mode: str = ""
 
     def to_json(self) -> str:
         return json.dumps({"configured": dict(sorted(self.configured.items())),
                            "cmdline": sorted(self.cmdline), "recordedKernelArgs": sorted(self.recorded_kargs),
-                           "iommuArgs": list(self.iommu_args)}, sort_keys=True, separators=(",", ":"))
+                           "iommuArgs": list(self.iommu_args), "rdmaMode": self.rdma_mode},
+                          sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> HostFacts:
@@ -52,18 +56,30 @@ class HostFacts:
         return cls(configured={str(k): bool(v) for k, v in configured.items()},
                    cmdline=frozenset(str(a) for a in data.get("cmdline") or []),
                    recorded_kargs=frozenset(str(a) for a in data.get("recordedKernelArgs") or []),
-                   iommu_args=tuple(str(a) for a in data.get("iommuArgs") or []))
+                   iommu_args=tuple(str(a) for a in data.get("iommuArgs") or []),
+                   rdma_mode=str(data.get("rdmaMode") or ""))
 
 
-def desired_kernel_args(spec_interfaces: Sequence[Mapping[str, Any]], facts: HostFacts) -> set[str]:
+def desired_kernel_args(spec_interfaces: Sequence[Mapping[str, Any]], facts: HostFacts,
+                        rdma_mode: str = "") -> set[str]:
+    """What the next boot's command line should carry: the recorded needs, the IOMMU for vfio-pci, and
+    `ib_core.netns_mode=` for spec.system.rdmaMode."""
     wanted = set(facts.recorded_kargs)
     if needs_vfio([dict(i) for i in spec_interfaces]):
         wanted |= set(facts.iommu_args)
+    if rdma_mode:
+        wanted.add(RDMA_ARGS[rdma_mode])
     return wanted
 
 
-def missing_kernel_args(spec_interfaces: Sequence[Mapping[str, Any]], facts: HostFacts) -> list[str]:
-    return sorted(desired_kernel_args(spec_interfaces, facts) - facts.cmdline)
+def missing_kernel_args(spec_interfaces: Sequence[Mapping[str, Any]], facts: HostFacts,
+                        rdma_mode: str = "") -> list[str]:
+    """The wanted arguments the running kernel lacks and needs a reboot for. The RDMA one does not count
+    when the running kernel already has the mode (set at run time) or has no RDMA subsystem yet."""
+    missing = desired_kernel_args(spec_interfaces, facts, rdma_mode) - facts.cmdline
+    if rdma_mode and facts.rdma_mode in ("", rdma_mode):
+        missing.discard(RDMA_ARGS[rdma_mode])
+    return sorted(missing)
 
 
 def drain_reasons(spec_interfaces: Sequence[Mapping[str, Any]], status_interfaces: Sequence[Mapping[str, Any]],
@@ -98,8 +114,8 @@ class Disruption:
 
 
 def decide(spec_interfaces: Sequence[Mapping[str, Any]], status_interfaces: Sequence[Mapping[str, Any]],
-           facts: HostFacts) -> Disruption:
+           facts: HostFacts, rdma_mode: str = "") -> Disruption:
     reasons = drain_reasons(spec_interfaces, status_interfaces, facts.configured)
-    missing = missing_kernel_args(spec_interfaces, facts)
+    missing = missing_kernel_args(spec_interfaces, facts, rdma_mode)
     return Disruption(drain=bool(reasons or missing), reboot=bool(missing), drain_reasons=tuple(reasons),
                       missing_kernel_args=tuple(missing))

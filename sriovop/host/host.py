@@ -94,7 +94,7 @@ class Host:
         """What the drain/reboot decision needs from this host besides the NodeState."""
         return HostFacts(configured={pci: self.records.externally_managed(pci) for pci in self.records.all()},
                          cmdline=frozenset(self.kargs.current()), recorded_kargs=frozenset(self.kargs.recorded()),
-                         iommu_args=self.kargs.iommu_args())
+                         iommu_args=self.kargs.iommu_args(), rdma_mode=self.io.rdma_netns_mode() or "")
 
     def init(self) -> list[dict[str, Any]]:
         """Discover and write the initial-state checkpoint if none exists (daemon start-up)."""

@@ -71,6 +71,18 @@ class HostPaths:
     def cpuinfo(self) -> Path:
         return self.root / "proc/cpuinfo"
 
+    @property
+    def boot_id(self) -> Path:
+        return self.root / "proc/sys/kernel/random/boot_id"
+
+    def sys_module(self, name: str) -> Path:
+        """Present while a module is loaded (or built in with parameters)."""
+        return self.root / "sys/module" / name.replace("-", "_")
+
+    @property
+    def modprobe_d(self) -> Path:
+        return self.root / "etc/modprobe.d"
+
     # --- operator state ------------------------------------------------------------------------
     @property
     def state_dir(self) -> Path:
@@ -86,6 +98,10 @@ class HostPaths:
     @property
     def desired_kargs(self) -> Path:
         return self.state_dir / "desired-kernel-args.json"
+
+    @property
+    def added_kargs(self) -> Path:
+        return self.state_dir / "added-kernel-args.json"
 
     @property
     def checkpoint(self) -> Path:

@@ -37,6 +37,7 @@ from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
 from sriovop.host.sim_kernel import SimKernel, SimPf, _mac_for, _symlink, _write, rid_to_pci
 from sriovop.host.sim_models import MODELS
 from sriovop.host.sim_server import SimServer
+from sriovop.host.sim_system import BOOT_LOADERS, next_cmdline, write_boot_config
 
 DEFAULT_CMDLINE = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet"
 
@@ -58,10 +59,21 @@ class SimHost:
         cmdline: str = DEFAULT_CMDLINE,
         cpu_vendor: str = "GenuineIntel",
         netns_name: str | None = None,
+        boot_loader: str = "bls",
+        modules: Sequence[str] = (),
+        unavailable_modules: Sequence[str] = (),
     ) -> None:
+        if boot_loader not in BOOT_LOADERS:
+            raise ValueError(f"boot_loader: {boot_loader!r} is not one of {', '.join(BOOT_LOADERS)}")
         self.root = Path(root).absolute()
         self.nic_specs = [parse_nic(n) for n in nics]
         self.cmdline = cmdline
+        #: bls / grub (the host's boot configuration kind), none, or broken (ignores its configuration).
+        self.boot_loader = boot_loader
+        #: Loaded at every boot (e.g. ib_core), and modules `modprobe` cannot find.
+        self.modules = tuple(modules)
+        self.unavailable_modules = tuple(unavailable_modules)
+        self.boots = 0
         self.cpu_vendor = cpu_vendor
         self.id = uuid.uuid4().hex[:10]
         self.netns = netns_name or f"sriovop-sim-{self.id}"
@@ -87,6 +99,9 @@ class SimHost:
         self.kernel.base_tree()
         _write(self.root / "proc/cmdline", self.cmdline)
         _write(self.root / "proc/cpuinfo", f"processor\t: 0\nvendor_id\t: {self.cpu_vendor}\n")
+        write_boot_config(self.root, "bls" if self.boot_loader == "broken" else self.boot_loader, self.cmdline)
+        self.kernel.system.boot(self.cmdline, self.modules, self.unavailable_modules)
+        self.boots += 1
         netns.create(self.netns)
         self._started = True
         atexit.register(self.stop)  # never leak the namespace, even when a test forgets stop()
@@ -128,12 +143,15 @@ class SimHost:
             pass
 
     def reboot(self, *, add_kernel_args: Sequence[str] = ()) -> SimHost:
-        """Power-cycle: VFs, driver overrides and MTUs are gone, operator state files stay, and the new
-        /proc/cmdline gains `add_kernel_args` (what a bootloader edit would have done). The simulator
-        gets a new socket and namespace: processes must build a new Host, as after a real reboot."""
+        """Power-cycle: VFs, driver overrides, MTUs and loaded modules are gone, files under the root
+        (operator state, boot configuration) stay. The new /proc/cmdline is what the boot loader reads
+        from the boot configuration (unchanged with a broken boot loader), plus `add_kernel_args` (an
+        administrator typing them at the boot prompt). The simulator gets a new socket and namespace:
+        processes must build a new Host, as after a real reboot."""
         self.stop()
-        args = [a for a in add_kernel_args if a not in self.cmdline.split()]
-        self.cmdline = " ".join([self.cmdline, *args])
+        cmdline = next_cmdline(self.root, self.boot_loader, self.cmdline)
+        args = [a for a in add_kernel_args if a not in cmdline.split()]
+        self.cmdline = " ".join([cmdline, *args])
         self.id = uuid.uuid4().hex[:10]
         self.netns = f"sriovop-sim-{self.id}"
         self.address = f"@sriovop-sim-{self.id}"
@@ -194,6 +212,11 @@ class SimHost:
     def fault(self, pf_pci: str, **values: Any) -> None:
         self.kernel.fault(pf_pci, values)
 
+    def system_fault(self, **values: Any) -> None:
+        """Host-wide faults: unavailable_modules=[...], rdma_netns_busy=True."""
+        with self.kernel.lock:
+            self.kernel.system.fault(values)
+
     def describe(self) -> dict[str, Any]:
         return {
             "root": str(self.root),
@@ -234,6 +257,9 @@ class SimControl:
             values["refuse_bind"] = sorted(values["refuse_bind"])
         self._request({"op": "fault", "pf": pf_pci, "faults": values})
 
+    def system_fault(self, **values: Any) -> None:
+        self._request({"op": "system_fault", "faults": values})
+
     def ping(self) -> None:
         self._request({"op": "ping"})
 
@@ -250,12 +276,17 @@ def cli() -> None:
 @click.option("--cmdline", default=DEFAULT_CMDLINE, show_default=True, help="Contents of /proc/cmdline.")
 @click.option("--wipe/--keep-state", default=True,
               help="Remove the whole root first, or keep operator state files (a reboot of a used host).")
-def serve(root: Path, nics: tuple[str, ...], cmdline: str, wipe: bool) -> None:
+@click.option("--boot-loader", type=click.Choice(BOOT_LOADERS), default="bls", show_default=True,
+              help="Boot configuration written for a fresh root (BLS entry or GRUB defaults), none, or a "
+                   "broken boot loader that ignores its configuration.")
+@click.option("--module", "modules", multiple=True, help="Kernel module loaded at boot (e.g. ib_core), repeatable.")
+def serve(root: Path, nics: tuple[str, ...], cmdline: str, wipe: bool, boot_loader: str,
+          modules: tuple[str, ...]) -> None:
     """Build the host and serve it until SIGTERM/SIGINT (then remove the network namespace)."""
     if wipe and root.exists():
         shutil.rmtree(root)
     try:
-        sim = SimHost(root, list(nics), cmdline=cmdline)
+        sim = SimHost(root, list(nics), cmdline=cmdline, boot_loader=boot_loader, modules=modules)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--nic") from e
     done = threading.Event()

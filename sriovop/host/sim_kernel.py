@@ -25,7 +25,8 @@ from typing import Any
 import structlog
 
 from sriovop.host.sim_eswitch import SimEswitch
-from sriovop.host.sim_models import NETDEV_DRIVERS, OVERRIDE_ONLY_DRIVERS, NicModel
+from sriovop.host.sim_models import NETDEV_DRIVERS, NicModel
+from sriovop.host.sim_system import SimSystem
 
 log = structlog.get_logger("sriovop.host.sim")
 
@@ -132,6 +133,8 @@ class SimKernel:
         #: Called with a PF when it is hot-unplugged (the simulator deletes its veth).
         self.on_vanish: Any = None
         self.eswitch = SimEswitch(self)
+        #: Modules, RDMA, boot id (sim_system.py); vfio-pci exists once `vfio_pci` is loaded.
+        self.system = SimSystem(self.root, self.ensure_driver)
 
     # --- tree helpers --------------------------------------------------------------------------
     def dev_dir(self, pci: str) -> Path:
@@ -158,8 +161,6 @@ class SimKernel:
                     "sys/kernel/iommu_groups"):
             (self.root / rel).mkdir(parents=True, exist_ok=True)
         _write(self.root / "sys/bus/pci/drivers_probe", "")
-        for drv in OVERRIDE_ONLY_DRIVERS:
-            self.ensure_driver(drv)
         self.eswitch.base_tree()
 
     def _common_attrs(self, d: Path, vendor: str, device: str, pci: str) -> None:

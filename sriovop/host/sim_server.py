@@ -15,6 +15,7 @@ import structlog
 
 from sriovop.host.sim_eswitch import OPS as ESWITCH_OPS
 from sriovop.host.sim_kernel import KernelError, SimKernel
+from sriovop.host.sim_system import SYSTEM_OPS
 
 log = structlog.get_logger("sriovop.host.sim")
 
@@ -95,6 +96,9 @@ class SimServer:
                 self.kernel.fault(str(req["pf"]), dict(req["faults"]))
             elif op == "ping":
                 pass
+            elif op in SYSTEM_OPS:
+                with self.kernel.lock:
+                    return self.kernel.system.handle(req)
             else:
                 return {"errno": 22, "error": f"unknown op {op!r}"}
         except KernelError as e:

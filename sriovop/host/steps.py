@@ -42,6 +42,7 @@ DETACH_OVS_UPLINK: Final = "detach-ovs-uplink"
 CONFIGURE_OVS_BRIDGE: Final = "configure-ovs-bridge"
 FIND_PF: Final = "find-pf"
 SET_VF_GUID: Final = "set-vf-guid"
+LOAD_MODULES: Final = "load-kernel-modules"
 
 #: The steps every owned PF goes through, in order (VF steps repeat per VF).
 APPLY_STEPS: Final = (
@@ -52,7 +53,7 @@ RESET_STEPS: Final = (RESET_NUMVFS, RESTORE_MTU, REMOVE_RECORD)
 #: Steps only some specs reach (switchdev: offload, eswitch mode, vDPA, representor renames).
 OTHER_STEPS: Final = (SET_ESWITCH_MODE, CHECK_EXTERNAL, FIND_PF, ENABLE_TC_OFFLOAD, SET_FLOW_STEERING,
                       UNBIND_VFS, DELETE_VDPA, CREATE_VDPA, RELOAD_UDEV, DETACH_OVS_UPLINK, CONFIGURE_OVS_BRIDGE,
-                      SET_VF_GUID)
+                      SET_VF_GUID, LOAD_MODULES)
 
 CRASH_ENV: Final = "SRIOVOP_CRASH_AT_STEP"
 

@@ -14,6 +14,12 @@ from sriovop.webhook.settings import WebhookSettings
 DISABLE_DRAIN_WARNING = (
     "Node draining is disabled for applying SriovNetworkNodePolicy, it may result in workload interruption."
 )
+RDMA_MODE_WARNING = (
+    "rdmaMode {mode}: the config daemon sets the RDMA netns mode on each selected node's running kernel, which "
+    "the kernel refuses while other network namespaces (pods) exist; such a node is drained and rebooted with "
+    "ib_core.netns_mode={value} (and the mode is kept in /etc/modprobe.d). Nodes without RDMA devices "
+    "(ib_core not loaded) only get the setting for later."
+)
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -138,4 +144,8 @@ def validate_pool_config(request: AdmissionRequest, view: ClusterView, settings:
             raise Denied("spec.rdmaMode", f"unsupported value {rdma!r}: must be 'shared' or 'exclusive'")
     except Denied as denied:
         return Verdict.deny(request, denied)
+    old_mode = loose_str(as_map(as_map(request.old_obj).get("spec")).get("rdmaMode")) if request.old_obj else ""
+    if rdma and rdma != old_mode:
+        value = 1 if rdma == consts.RDMA_MODE_SHARED else 0
+        return Verdict.allow([RDMA_MODE_WARNING.format(mode=rdma, value=value)])
     return Verdict.allow()

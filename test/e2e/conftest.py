@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -45,11 +46,12 @@ def cluster_guest(vm_ready: None, control_plane: ControlPlane) -> GuestFactory:
     assert port, control_plane.url
 
     def make(node: str = "e2e-node-1", igb: int = 1, kubeconfig: object = None,
-             env: Mapping[str, str] | None = None, files: Mapping[str, str | bytes] | None = None) -> GuestVM:
+             env: Mapping[str, str] | None = None, files: Mapping[str, str | bytes] | None = None,
+             **vm: Any) -> GuestVM:
         kc = guest_kubeconfig(str(kubeconfig) if kubeconfig else control_plane.kubeconfig)
         return GuestVM(igb=igb, apiserver_port=port, hostname=node,
                        env={"NODE_NAME": node, "KUBECONFIG": "/run/job/kubeconfig", **(env or {})},
-                       files={"kubeconfig": kc, **(files or {})})
+                       files={"kubeconfig": kc, **(files or {})}, **vm)
 
     return make
 

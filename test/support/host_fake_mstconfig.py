@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
-"""A fake `mstconfig` for tests: firmware state in $FAKE_MST_STATE (JSON {pci: {key: int}}), every
-invocation appended to $FAKE_MST_LOG. Output mimics `mstconfig -d <pci> q`."""
+"""A fake `mstconfig` for tests: firmware state in $FAKE_MST_STATE (JSON {pci: {key: int or text}}), every
+invocation appended to $FAKE_MST_LOG. Output mimics `mstconfig -d <pci> q`. Installed as `mstfwreset` it
+only logs (prefixed "mstfwreset"), and fails for the devices listed in $FAKE_MSTFWRESET_FAIL."""
 
 import json
 import os
 import sys
 
 state_path = os.environ["FAKE_MST_STATE"]
+tool = os.path.basename(sys.argv[0])
 with open(os.environ["FAKE_MST_LOG"], "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\n")
+    log.write(json.dumps(([tool] if tool == "mstfwreset" else []) + sys.argv[1:]) + "\n")
+if tool == "mstfwreset":
+    if sys.argv[2] in os.environ.get("FAKE_MSTFWRESET_FAIL", "").split(","):
+        sys.stderr.write("-E- Failed to reset the device\n")
+        sys.exit(1)
+    print("-I- Resetting the device... Done")
+    sys.exit(0)
 with open(state_path) as f:
     state = json.load(f)
 args = sys.argv[1:]

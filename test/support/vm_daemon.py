@@ -32,18 +32,22 @@ EXIT_MARK = "E2E-DAEMON-EXIT"
 STARTED_LOG = "config daemon started"
 
 
-def daemon_script(namespace: str, *, extra_args: tuple[str, ...] = ()) -> str:
+def daemon_script(namespace: str, *, extra_args: tuple[str, ...] = (), before: str = "",
+                  reboot: bool = False) -> str:
     """Shell run as the guest's command (NODE_NAME and the kubeconfig come from `cluster_guest`).
 
     Loop timings are short so a test is not waiting on 30 s requeues, but retries are not so eager that
-    a TCG guest spends its time re-failing: the first retry after a failure waits 2 s.
+    a TCG guest spends its time re-failing: the first retry after a failure waits 2 s. `before` runs
+    first (e.g. a modprobe); without `reboot` the daemon never reboots the guest (--no-reboot).
     """
     args = [str(SRIOVOP), "config-daemon", "--host-root", "/", "--node-name", "$NODE_NAME",
             "--kubeconfig", "/run/job/kubeconfig", "--namespace", namespace, "--log-format", "console",
-            "--no-reboot", "--requeue-after", "10", "--retry-base-delay", "2", "--retry-max-delay", "20",
+            "--reboot" if reboot else "--no-reboot", "--requeue-after", "10", "--retry-base-delay", "2",
+            "--retry-max-delay", "20",
             "--startup-max-delay", "2", *extra_args]
     cmd = " ".join(a if a.startswith("$") else shlex.quote(a) for a in args)
     return f"""\
+{before}
 {cmd} &
 pid=$!
 echo "$pid" > /run/job/{DAEMON_PID_FILE}

@@ -119,6 +119,8 @@ class GuestVM:
         accel: str = "auto",
         hostname: str = "sriovop-e2e",
         iommu: bool = False,
+        cmdline: str | None = None,
+        persist: Path | None = None,
     ) -> None:
         if not 0 <= igb <= 4:
             raise ValueError(f"igb: expected 0..4 PFs, got {igb}")
@@ -140,6 +142,10 @@ class GuestVM:
         self.accel = accel
         self.hostname = hostname
         self.iommu = iommu
+        #: The whole kernel command line (a boot loader's choice); None: run.sh's default.
+        self.cmdline = cmdline
+        #: Directory whose boot/ and state/ are the guest's /boot and /etc/sriov-operator (see vm_boot.py).
+        self.persist = persist
 
     def run(self, cmd: str, timeout: float = 300) -> GuestResult:
         """Boot, run `cmd` to completion, power off. rc 124 = timeout, 125 = guest gave no exit code."""
@@ -168,11 +174,15 @@ class GuestVM:
             argv += ["--apiserver", str(self.apiserver_port)]
         if self.iommu:
             argv.append("--iommu")
+        if self.cmdline is not None:
+            argv += ["--cmdline", self.cmdline]
+        if self.persist is not None:
+            argv += ["--persist", str(self.persist)]
         return RunningGuest(argv, job)
 
 
 GuestFactory = Callable[..., GuestVM]
-"""What the e2e `cluster_guest` fixture returns: `make(node=, igb=, kubeconfig=, env=, files=) -> GuestVM`."""
+"""What the e2e `cluster_guest` fixture returns: `make(node=, igb=, kubeconfig=, env=, files=, **GuestVM options)`."""
 
 
 class RunningGuest:

@@ -5,6 +5,9 @@ feeds it the host's facts.
 Software bridges (manageSoftwareBridges): spec.bridges differing from the managed bridges OVS has drains
 (upstream), drifts, and is applied after the SR-IOV configuration; a spec with bridges on a daemon that
 does not manage them fails at `configure-ovs-bridge` instead of being ignored.
+Kernel arguments: before deciding, the wanted ones are written to the boot configuration (kargs.py) and
+the RDMA netns mode is applied to the running kernel (rdma.py); its kernel argument only counts as
+missing when the running kernel could not take the mode.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import structlog
 
 from sriovop.host import steps as S
 from sriovop.host.apply import Applier, ApplyOptions, ApplyResult
-from sriovop.host.decision import decide, missing_kernel_args
+from sriovop.host.decision import decide, desired_kernel_args, missing_kernel_args
 from sriovop.host.errors import ApplyError
 from sriovop.host.host import Host
+from sriovop.host.kargs import RDMA_ARGS
 from sriovop.host.ovs import OvsBridges, normalise
 from sriovop.host.plan import need_to_update_sriov
 from sriovop.host.plugins.base import Decision, spec_interfaces, status_interfaces
+from sriovop.host.rdma import RdmaSubsystem
 from sriovop.host.steps import StepHook
 
 log = structlog.get_logger("sriovop.host.plugins.generic")
@@ -33,6 +38,7 @@ class GenericPlugin:
         self.host = host
         self.applier = Applier(host, hook=hook, options=options)
         self.hook = hook
+        self.rdma = RdmaSubsystem(host.paths, host.io)
         self.desired: dict[str, Any] | None = None
         self.last_result: ApplyResult | None = None
         opts = options or ApplyOptions()
@@ -47,11 +53,20 @@ class GenericPlugin:
         return _bridges(node_state.get("spec")) != _bridges(node_state.get("status"))
 
     def missing_kernel_args(self, node_state: dict[str, Any]) -> list[str]:
-        return missing_kernel_args(spec_interfaces(node_state), self.host.facts())
+        return missing_kernel_args(spec_interfaces(node_state), self.host.facts(), rdma_mode(node_state))
+
+    def sync_kernel_args(self, node_state: dict[str, Any]) -> None:
+        """Apply the RDMA mode, then write the wanted arguments for the next boot (BootConfigError when the
+        host has no boot configuration the daemon can edit)."""
+        mode = rdma_mode(node_state)
+        self.rdma.apply(mode)
+        self.host.kargs.sync(desired_kernel_args(spec_interfaces(node_state), self.host.facts(), mode))
 
     def on_node_state_change(self, node_state: dict[str, Any]) -> Decision:
         self.desired = node_state
-        result = decide(spec_interfaces(node_state), status_interfaces(node_state), self.host.facts())
+        self.sync_kernel_args(node_state)
+        result = decide(spec_interfaces(node_state), status_interfaces(node_state), self.host.facts(),
+                        rdma_mode(node_state))
         for reason in result.drain_reasons:
             log.info("drain needed", reason=reason)
         bridges = self.bridges_changed(node_state)
@@ -67,6 +82,9 @@ class GenericPlugin:
                 return True
         if self.bridges_changed(node_state):
             return True
+        mode = rdma_mode(node_state)
+        if mode and self.rdma.mode() not in (None, mode):
+            return True  # changed behind the daemon's back: set it again
         return bool(self.missing_kernel_args(node_state))
 
     def apply(self) -> None:
@@ -103,3 +121,10 @@ class GenericPlugin:
 def _bridges(part: Any) -> list[dict[str, Any]]:
     ovs = ((part or {}).get("bridges") or {}).get("ovs") or []
     return sorted((normalise(b) for b in ovs), key=lambda b: str(b.get("name")))
+
+
+def rdma_mode(node_state: dict[str, Any]) -> str:
+    mode = str(((node_state.get("spec") or {}).get("system") or {}).get("rdmaMode") or "")
+    if mode not in ("", *RDMA_ARGS):
+        raise ValueError(f"spec.system.rdmaMode: {mode!r} is not shared or exclusive")
+    return mode

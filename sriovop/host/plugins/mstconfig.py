@@ -17,6 +17,27 @@ class MstconfigError(RuntimeError):
     pass
 
 
+def numeric(text: dict[str, str]) -> dict[str, int]:
+    values: dict[str, int] = {}
+    for key, raw in text.items():
+        m = _VALUE.match(raw)
+        try:
+            values[key] = int(m.group(1)) if m else int(raw)
+        except ValueError:
+            continue
+    return values
+
+
+#: A BlueField in DPU mode: its Arm cores own the eswitch (upstream's GetMellanoxBlueFieldMode).
+DPU_MODE = {"INTERNAL_CPU_PAGE_SUPPLIER": "ECPF", "INTERNAL_CPU_ESWITCH_MANAGER": "ECPF",
+            "INTERNAL_CPU_IB_VPORT0": "ECPF", "INTERNAL_CPU_OFFLOAD_ENGINE": "ENABLED",
+            "INTERNAL_CPU_MODEL": "EMBEDDED_CPU"}
+
+
+def is_bluefield_dpu(text: dict[str, str]) -> bool:
+    return all(want in text.get(key, "") for key, want in DPU_MODE.items())
+
+
 @dataclass
 class Mstconfig:
     binary: str = "mstconfig"
@@ -34,26 +55,37 @@ class Mstconfig:
                                  f"{(done.stderr or done.stdout).strip()[:300]}")
         return done.stdout
 
-    def query(self, pci: str) -> dict[str, int]:
-        """`mstconfig -d <pci> q` → {"SRIOV_EN": 1, "NUM_OF_VFS": 8, "LINK_TYPE_P1": 2, ...}."""
+    def query_text(self, pci: str) -> dict[str, str]:
+        """`mstconfig -d <pci> q` → {"SRIOV_EN": "True(1)", "INTERNAL_CPU_MODEL": "EMBEDDED_CPU(1)", ...}
+        (the Next Boot column)."""
         out = self._run(["-d", pci, "q"])
-        values: dict[str, int] = {}
+        values: dict[str, str] = {}
         in_config = False
         for line in out.splitlines():
             if line.strip().startswith("Configurations:"):
                 in_config = True
                 continue
             parts = line.split()
-            if not in_config or len(parts) != 2:
-                continue
-            key, raw = parts
-            m = _VALUE.match(raw)
-            try:
-                values[key] = int(m.group(1)) if m else int(raw)
-            except ValueError:
-                continue
+            if in_config and len(parts) >= 2 and parts[0].isupper():
+                values[parts[0]] = parts[-1]
         return values
+
+    def query(self, pci: str) -> dict[str, int]:
+        """`mstconfig -d <pci> q` → {"SRIOV_EN": 1, "NUM_OF_VFS": 8, "LINK_TYPE_P1": 2, ...}."""
+        return numeric(self.query_text(pci))
 
     def set(self, pci: str, settings: Mapping[str, int]) -> None:
         args = [f"{k}={v}" for k, v in sorted(settings.items())]
         self._run(["-y", "-d", pci, "set", *args])
+
+
+@dataclass
+class Mstfwreset(Mstconfig):
+    """`mstfwreset`: reset the NIC so new firmware settings load without waiting for the reboot
+    (upstream's mellanoxFirmwareReset gate: `-d <pci> --skip_driver -l 3 -y reset`)."""
+
+    binary: str = "mstfwreset"
+    timeout: float = 300.0
+
+    def reset(self, pci: str) -> None:
+        self._run(["-d", pci, "--skip_driver", "-l", "3", "-y", "reset"])

@@ -15,6 +15,7 @@ import structlog
 from sriovop.host.drivers import Drivers
 from sriovop.host.errors import ApplyError
 from sriovop.host.host import Host
+from sriovop.host.modules import VFIO_PCI, Modules
 from sriovop.host.plan import NETDEVICE
 from sriovop.host.plugins.base import Decision, spec_interfaces
 from sriovop.host.records import atomic_write_json
@@ -28,6 +29,7 @@ class VirtualPlugin:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.drivers = Drivers(host.paths, host.io)
+        self.modules = Modules(host.paths, host.io)
         self.desired: list[dict[str, Any]] | None = None
 
     @property
@@ -64,6 +66,9 @@ class VirtualPlugin:
                 if device_type == NETDEVICE:
                     self.drivers.bind_default(pci)
                 else:
+                    # As upstream: a VM usually has no vIOMMU, so vfio runs in no-IOMMU mode.
+                    self.modules.load("vfio", "enable_unsafe_noiommu_mode=1")
+                    self.modules.load(VFIO_PCI)
                     self.drivers.bind(pci, device_type)
             except OSError as e:
                 raise ApplyError(pci, "bind-driver", str(e), errno=e.errno) from e

@@ -146,6 +146,10 @@ def test_bind_unbind_override_move_vfs_between_drivers(tmp_path: Path) -> None:
         assert vf is not None
         vf_dev = host.paths.device(vf)
         assert link_basename(vf_dev / "driver") == "iavf" and (vf_dev / "net").is_dir()
+        with pytest.raises(OSError) as e:  # no vfio-pci driver before its module is loaded
+            host.io.write(host.paths.driver_dir("vfio-pci") / "bind", vf)
+        assert e.value.errno == errno.ENOENT
+        host.io.modprobe("vfio_pci")
         with pytest.raises(OSError) as e:  # vfio-pci matches only through driver_override
             host.io.write(host.paths.driver_dir("vfio-pci") / "bind", vf)
         assert e.value.errno in (errno.ENODEV, errno.EBUSY)

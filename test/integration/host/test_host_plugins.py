@@ -112,8 +112,9 @@ def test_generic_reboot_after_enomem(tmp_path: Path) -> None:
 def fake_mstconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    shutil.copy(FAKE_MST, bindir / "mstconfig")
-    os.chmod(bindir / "mstconfig", 0o755)
+    for tool in ("mstconfig", "mstfwreset"):
+        shutil.copy(FAKE_MST, bindir / tool)
+        os.chmod(bindir / tool, 0o755)
     state, log = tmp_path / "fw.json", tmp_path / "mst.log"
     log.write_text("")
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
@@ -136,7 +137,8 @@ def test_mellanox_firmware_changes_mean_reboot(tmp_path: Path, fake_mstconfig: t
         spec = [iface(p0, 8), iface(p1, 16, linkType="ib")]
         assert plugin.on_node_state_change(node_state(host, spec)) == Decision(True, True)
         plugin.apply()
-        assert calls(log)[-1] == ["-y", "-d", card, "set", "LINK_TYPE_P2=1", "NUM_OF_VFS=16", "SRIOV_EN=1"]
+        assert calls(log)[-2:] == [["-y", "-d", card, "set", "LINK_TYPE_P2=1", "NUM_OF_VFS=16", "SRIOV_EN=1"],
+                                   ["mstfwreset", "-d", card, "--skip_driver", "-l", "3", "-y", "reset"]]
         assert json.loads(state.read_text())[card] == {"SRIOV_EN": 1, "NUM_OF_VFS": 16, "LINK_TYPE_P1": 2,
                                                        "LINK_TYPE_P2": 1}
         # Firmware now allows it: no reboot, nothing to write.
@@ -210,3 +212,68 @@ def test_virtual_binds_passthrough_devices_and_never_reboots(tmp_path: Path) -> 
         with pytest.raises(ValueError, match=r"spec\.bridges: software bridges are not supported on virtual"):
             plugin.on_node_state_change({"spec": {"interfaces": spec2, "bridges": {"ovs": [{"name": "br-x"}]}},
                                          "status": {"interfaces": []}})
+
+
+# --- mellanox: feature gate, lockdown, BlueField DPU ---------------------------------------------
+def test_mellanox_firmware_reset_follows_the_gate_and_is_best_effort(
+    tmp_path: Path, fake_mstconfig: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, log = fake_mstconfig
+    with sim_host(tmp_path, ["cx6dx:1", "cx6dx:1"]) as (_sim, host):
+        a, b = host.discover()
+        fw = {"SRIOV_EN": 0, "NUM_OF_VFS": 0, "LINK_TYPE_P1": 2}
+        state.write_text(json.dumps({a["pciAddress"]: dict(fw), b["pciAddress"]: dict(fw)}))
+        plugin = MellanoxPlugin(host, firmware_reset=False)
+        assert plugin.on_node_state_change(node_state(host, [iface(a, 4)])).reboot
+        plugin.apply()
+        assert [c[0] for c in calls(log)].count("mstfwreset") == 0, "gate off: no reset"
+        # Gate on: a failing reset is logged and remembered, the other NIC is still reset.
+        monkeypatch.setenv("FAKE_MSTFWRESET_FAIL", a["pciAddress"])
+        plugin = MellanoxPlugin(host, firmware_reset=True)
+        assert plugin.on_node_state_change(node_state(host, [iface(a, 8), iface(b, 2)])).reboot
+        plugin.apply()
+        resets = [c for c in calls(log) if c[0] == "mstfwreset"]
+        assert [c[2] for c in resets] == [a["pciAddress"], b["pciAddress"]]
+        assert list(plugin.reset_errors) == [a["pciAddress"]]
+        assert "Failed to reset the device" in plugin.reset_errors[a["pciAddress"]]
+
+
+def test_mellanox_under_kernel_lockdown_fails_a_mellanox_spec_and_queries_nothing(
+    tmp_path: Path, fake_mstconfig: tuple[Path, Path]
+) -> None:
+    state, log = fake_mstconfig
+    with sim_host(tmp_path, ["cx6dx:1", "xxv710:1"]) as (sim, host):
+        mlx, intel = host.discover()
+        state.write_text(json.dumps({mlx["pciAddress"]: {"SRIOV_EN": 0, "NUM_OF_VFS": 0}}))
+        lockdown = sim.root / "sys/kernel/security/lockdown"
+        lockdown.parent.mkdir(parents=True)
+        lockdown.write_text("none [integrity] confidentiality\n")
+        plugin = MellanoxPlugin(host)
+        assert plugin.lockdown() == "integrity"
+        with pytest.raises(HostError, match=rf"pf {mlx['pciAddress']}: kernel lockdown \(integrity\) is on"):
+            plugin.on_node_state_change(node_state(host, [iface(mlx, 4)]))
+        assert plugin.on_node_state_change(node_state(host, [iface(intel, 4)])) == Decision(False, False)
+        assert calls(log) == [], "mstconfig is never run under lockdown"
+        lockdown.write_text("[none] integrity confidentiality\n")
+        assert plugin.lockdown() == ""
+
+
+def test_mellanox_bluefield_in_dpu_mode_gets_no_firmware_changes(
+    tmp_path: Path, fake_mstconfig: tuple[Path, Path]
+) -> None:
+    state, log = fake_mstconfig
+    with sim_host(tmp_path, ["cx6dx:1"]) as (_sim, host):
+        pf = host.discover()[0]
+        dpu = {"INTERNAL_CPU_MODEL": "EMBEDDED_CPU(1)", "INTERNAL_CPU_PAGE_SUPPLIER": "ECPF(0)",
+               "INTERNAL_CPU_ESWITCH_MANAGER": "ECPF(0)", "INTERNAL_CPU_IB_VPORT0": "ECPF(0)",
+               "INTERNAL_CPU_OFFLOAD_ENGINE": "ENABLED(0)"}
+        state.write_text(json.dumps({pf["pciAddress"]: {"SRIOV_EN": 1, "NUM_OF_VFS": 8, **dpu}}))
+        plugin = MellanoxPlugin(host)
+        assert plugin.on_node_state_change(node_state(host, [iface(pf, 8)])) == Decision(False, False)
+        with pytest.raises(HostError, match=rf"pf {pf['pciAddress']}: .*BlueField in DPU mode"):
+            plugin.on_node_state_change(node_state(host, [iface(pf, 16)]))
+        assert not [c for c in calls(log) if "set" in c], "nothing written to a DPU's firmware"
+        # The same card in ConnectX (NIC) mode is configured as any ConnectX.
+        nic_mode = {**dpu, "INTERNAL_CPU_PAGE_SUPPLIER": "EXT_HOST_PF(1)", "INTERNAL_CPU_OFFLOAD_ENGINE": "DISABLED(1)"}
+        state.write_text(json.dumps({pf["pciAddress"]: {"SRIOV_EN": 1, "NUM_OF_VFS": 8, **nic_mode}}))
+        assert plugin.on_node_state_change(node_state(host, [iface(pf, 16)])).reboot

@@ -212,3 +212,15 @@ def test_defaults_skip_the_default_policy_and_other_kinds() -> None:
     assert policy_defaults_patch(_bare() | {"metadata": {"name": "default"}}) == []
     assert _patch(call(MUTATING_PATH, review("SriovNetwork", obj("SriovNetwork", "n", {})))) == []
     assert policy_defaults_patch({"spec": "nonsense"}) == []
+
+
+def test_pool_config_rdma_mode_warns_that_nodes_may_reboot() -> None:
+    pool = obj("SriovNetworkPoolConfig", "pool", {"rdmaMode": "exclusive"})
+    response = call(VALIDATING_PATH, review("SriovNetworkPoolConfig", pool))
+    assert response["allowed"] is True
+    (warning,) = response["warnings"]
+    assert warning.startswith("rdmaMode exclusive: ") and "ib_core.netns_mode=0" in warning
+    assert "rebooted" in warning
+    # An update that keeps the mode says nothing new.
+    same = call(VALIDATING_PATH, review("SriovNetworkPoolConfig", pool, operation="UPDATE", old=pool))
+    assert same["allowed"] is True and "warnings" not in same
