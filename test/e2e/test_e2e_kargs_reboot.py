@@ -34,7 +34,7 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_S
 from sriovop.devcluster import ControlPlane
 from sriovop.host.kernelio import parse_rdma_system
 from sriovop.runtime.client import Client
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import Conflict, NotFound
 from sriovop.runtime.kinds import EVENT, NODE
 from test.support.controllers_harness import node_policy_controller
 from test.support.daemon_harness import client_for, prepare_cluster
@@ -47,6 +47,7 @@ from test.support.vm_guest import GuestFactory, RunningGuest
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 NODE_NAME = "e2e-kargs-node"
+OTHER_NODE = "e2e-kargs-other-node"
 PF_PCI = "0000:01:00.0"
 VF_PCIS = ["0000:01:10.0", "0000:01:10.2"]
 WORKER = {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux", "kubernetes.io/hostname": NODE_NAME}
@@ -198,14 +199,24 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane, tmp_path_
     client = client_for(control_plane.kubeconfig)
     prepare_cluster(client, namespace, NODE_NAME, node_state=False)
     client.patch(NODE, NODE_NAME, {"metadata": {"labels": WORKER}})
+    # A second node: on a single-node cluster the drain controller neither cordons nor evicts before a
+    # reboot (upstream), and this scenario shows the cordon and the uncordon.
+    other = {"metadata": {"name": OTHER_NODE, "labels": {"kubernetes.io/hostname": OTHER_NODE}}}
+    try:
+        client.create(NODE, other)
+    except Conflict:
+        pass
     # Debian's kernel turns the Intel IOMMU on by default (INTEL_IOMMU_DEFAULT_ON_INTGPU_OFF); this node's
     # command line turns it off, as an administrator or a vendor image may. The daemon's intel_iommu=on
     # comes later on the line, and the kernel takes the last one.
     disk = GuestBootDisk(Path(tmp_path_factory.mktemp("kargs-disk")), hostname=NODE_NAME, extra="intel_iommu=off")
     run = Scenario(client, namespace, cluster_guest, disk)
-    with node_policy_controller(control_plane.kubeconfig, namespace, stale_delay_minutes=0), \
-            running_drain_manager(control_plane.kubeconfig, namespace):
-        run.run()
+    try:
+        with node_policy_controller(control_plane.kubeconfig, namespace, stale_delay_minutes=0), \
+                running_drain_manager(control_plane.kubeconfig, namespace):
+            run.run()
+    finally:
+        client.delete(NODE, OTHER_NODE)
     vm_timings["kargs_three_boots_seconds"] = run.rec["total_seconds"]
     yield run.rec
     delete_namespace(control_plane.kubeconfig, namespace)
