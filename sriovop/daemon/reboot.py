@@ -29,12 +29,19 @@ class Rebooter:
         self.enabled = enabled
         self.command = command
 
-    def reboot(self, *, simulated: bool) -> str:
-        """Reboot if allowed; returns what was done, for the status message and the Event."""
+    def why_not(self, *, simulated: bool) -> str | None:
+        """Why `reboot` would not reboot (for the status written before it), or None when it would."""
         if simulated:
             return "not rebooting: the host is simulated (reboot it through the simulator)"
         if not self.enabled:
             return "not rebooting: --no-reboot is set (reboot the node to finish the configuration)"
+        return None
+
+    def reboot(self, *, simulated: bool) -> str:
+        """Reboot if allowed; returns what was done, for the status message and the Event."""
+        skip = self.why_not(simulated=simulated)
+        if skip is not None:
+            return skip
         cmd = reboot_command(self.root, self.command)
         log.warning("rebooting the node", command=cmd)
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

@@ -317,15 +317,17 @@ class NodeStateReconciler:
     def _reboot_needed(self, host: Host, reasons: list[str], state: dict[str, Any],
                        interfaces: list[dict[str, Any]]) -> Result:
         count = self.guard.rebooting(reasons, host.kargs.boot_id())
-        done = self.rebooter.reboot(simulated=host.simulated)
+        skip = self.rebooter.why_not(simulated=host.simulated)
         message = (f"node reboot required ({'; '.join(reasons) or 'plugin request'}; reboot {count} of at most "
-                   f"{self.guard.limit}): {done}")
-        self._log.warning("reboot required", reasons=reasons, action=done)
+                   f"{self.guard.limit}): {skip or 'reboot started'}")
+        self._log.warning("reboot required", reasons=reasons, action=skip or "reboot started")
         self._event(state, "Warning", REASON_REBOOT_REQUIRED, message)
-        if done == "reboot started":
-            self._event(state, "Normal", REASON_REBOOT_NODE, "Reboot node has been initiated")
+        # Written before the reboot: a rebooting node may not get to write anything after it.
         self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS,
                           last_sync_error=message)
+        if skip is None:
+            self._event(state, "Normal", REASON_REBOOT_NODE, "Reboot node has been initiated")
+            self.rebooter.reboot(simulated=host.simulated)
         return Result(requeue_after=self.settings.requeue_after)
 
     def _fail(self, state: dict[str, Any], interfaces: list[dict[str, Any]] | None, host: Host | None,
