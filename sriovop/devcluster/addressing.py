@@ -154,6 +154,14 @@ def claim(directory: Path, node_count: int, owner_pid: int, alive: Callable[[int
     raise AddressingError(f"all {SLOTS} cluster address slots under {CLAIMS_DIR} are taken")
 
 
+def claim_owner(slot: int) -> str | None:
+    """The cluster directory holding `slot`, or None when it is free."""
+    try:
+        return str(json.loads((CLAIMS_DIR / str(slot)).read_text())["dir"])
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return None
+
+
 def release(directory: Path, slot: int) -> None:
     path = CLAIMS_DIR / str(slot)
     try:

@@ -57,11 +57,17 @@ def create(name: str, root: Path = CGROUP_FS) -> None:
                 (parent / "cgroup.subtree_control").write_text(missing)
 
 
+def _tree(top: Path) -> list[Path]:
+    """Every cgroup directory under `top`, deepest first. The runtime may remove cgroups while we walk,
+    and os.walk skips a directory that vanished (pathlib's rglob raises)."""
+    return [Path(root) for root, _dirs, _files in os.walk(top, topdown=False)]
+
+
 def _procs(path: Path) -> list[int]:
     pids: list[int] = []
-    for procs in path.rglob("cgroup.procs"):
+    for directory in _tree(path):
         try:
-            pids.extend(int(p) for p in procs.read_text().split())
+            pids.extend(int(p) for p in (directory / "cgroup.procs").read_text().split())
         except (FileNotFoundError, ProcessLookupError, ValueError):
             continue
     return pids
@@ -85,9 +91,8 @@ def remove(name: str, root: Path = CGROUP_FS, timeout: float = 30.0) -> None:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            dirs = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
             busy = False
-            for directory in [*dirs, top]:
+            for directory in _tree(top):
                 try:
                     directory.rmdir()
                 except FileNotFoundError:

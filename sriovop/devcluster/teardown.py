@@ -136,20 +136,28 @@ def cleanup(directory: Path) -> None:
     """Remove every host object of the cluster in `directory`; safe to call any number of times.
 
     Every step runs even when an earlier one failed (a leftover of one kind must not keep the others
-    in place); the failures are raised together at the end.
+    in place); the failures are raised together at the end. Cgroups, bridges and chains are named after
+    the address slot, so they are only touched while the slot is still this directory's: the slot is
+    released last, after everything else is gone, and may then belong to another cluster at once.
+    Success removes cluster.json, so a second call does nothing.
     """
     net = load_network(directory)
     if net is None:
         return
+    slot_owner = addressing.claim_owner(net.slot)
+    ours = slot_owner in (None, str(directory))
     sockets = [directory / "nodes" / node.name / "containerd.sock" for node in net.nodes]
     steps: list[tuple[str, Callable[[], None]]] = [
         ("kill containerd shims", lambda: _kill([p for s in sockets for p in shim_pids(s)])),
-        *((f"remove cgroup of {n.name}", partial(cgroups.remove, cgroup_name(net, n.name))) for n in net.nodes),
-        ("unmount", partial(unmount_all, directory)),
-        ("delete bridges", partial(delete_bridges, [n.bridge for n in net.nodes])),
-        ("remove Service chains", partial(serviceproxy.uninstall, net.tag, str(net.service_range))),
-        ("release address slot", partial(addressing.release, directory, net.slot)),
     ]
+    if ours:
+        steps += [(f"remove cgroup of {n.name}", partial(cgroups.remove, cgroup_name(net, n.name))) for n in net.nodes]
+    steps.append(("unmount", partial(unmount_all, directory)))
+    if ours:
+        steps += [
+            ("delete bridges", partial(delete_bridges, [n.bridge for n in net.nodes])),
+            ("remove Service chains", partial(serviceproxy.uninstall, net.tag, str(net.service_range))),
+        ]
     failures = []
     for what, step in steps:
         try:
@@ -158,6 +166,9 @@ def cleanup(directory: Path) -> None:
             failures.append(f"{what}: {exc}")
     if failures:
         raise RuntimeError(f"cleanup of {directory} incomplete: " + "; ".join(failures))
+    if ours:
+        addressing.release(directory, net.slot)
+    (directory / STATE_FILE).unlink(missing_ok=True)
     log.debug("cluster host objects removed", dir=str(directory))
 
 

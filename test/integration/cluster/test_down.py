@@ -127,7 +127,8 @@ def test_down_leaves_nothing_behind(cluster_dir: Path, cluster_nodes: ClusterNod
     appeared = {c for c in iptables_chains() - chains_before if not c.startswith("SRIOVOP-C")}
     assert appeared == set()
     assert [cgroups.remaining(name) for name in cgroup_names] == [[], []]
-    assert not (addressing.CLAIMS_DIR / str(net.slot)).exists()
+    assert addressing.claim_owner(net.slot) != str(cluster_dir), "slot released (another cluster may take it at once)"
+    assert not (cluster_dir / teardown.STATE_FILE).exists(), "a second down has nothing to do"
     # the neighbour is untouched: its Service chain and address slot are still there
     assert serviceproxy.chains_left(cluster_nodes.network.tag)
     assert (addressing.CLAIMS_DIR / str(cluster_nodes.network.slot)).exists()
