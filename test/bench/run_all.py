@@ -60,7 +60,16 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="each benchmark at its smallest size")
     parser.add_argument("--only", help="comma-separated benchmark names")
     parser.add_argument("--results", type=Path, default=benchlib.REPO / "bench-results")
+    parser.add_argument("--report-only", type=Path, metavar="DIR",
+                        help="rebuild summary.json and report.md from the <name>.json files already in DIR")
     args = parser.parse_args()
+    if args.report_only:
+        docs = [json.loads((args.report_only / f"{n}.json").read_text()) for n, _ in BENCHMARKS
+                if (args.report_only / f"{n}.json").exists()]
+        summary = report.summarize(docs, quick=args.report_only.name.endswith("-quick"))
+        (args.report_only / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        report.write(args.report_only, summary, docs)
+        return 0
     chosen = [(n, a) for n, a in BENCHMARKS if not args.only or n in args.only.split(",")]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ("-quick" if args.quick else "")
     out_dir = args.results / stamp
