@@ -89,7 +89,9 @@ class Figure:
     passed: bool | None = field(default=None)
 
     def __post_init__(self) -> None:
-        if self.ratio is None and self.baseline:
+        if self.ratio is None and self.unit == "x":
+            self.ratio = self.value  # already a ratio (its baseline is the denominator's absolute value)
+        elif self.ratio is None and self.baseline:
             self.ratio = round(self.value / self.baseline, 3)
         if self.target is not None:
             self.passed = self.value >= self.target if self.higher_is_better else self.value <= self.target

@@ -16,6 +16,8 @@ def summarize(docs: list[dict[str, Any]], quick: bool) -> dict[str, Any]:
     for doc in docs:
         for fig in doc.get("figures", []):
             figures[fig["name"]] = {**fig, "benchmark": doc["benchmark"]}
+            if fig["unit"] == "x":  # a ratio already (documents written before benchlib said so)
+                figures[fig["name"]]["ratio"] = fig["value"]
     return {
         "quick": quick,
         "figures": figures,
