@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components helm images test unit integration lint fmt demo e2e vm bench failover manifests crds clean
+.PHONY: all install deps venv control-plane node-components helm images test unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds clean
 
 all: test
 
@@ -64,6 +64,12 @@ vm:
 # The explicit -m overrides pyproject's default `-m 'not e2e'`.
 e2e: $(VENV)/.installed control-plane vm
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
+
+# The QEMU guest as cluster node sriovop-vm-1 (test/e2e_node, not part of `make test`): the operator's
+# config-daemon pod configures real igbvf VFs; the last line is the scenario's JSON summary.
+e2e-node: $(VENV)/.installed control-plane node-components vm images
+	@rm -f build/e2e-node.json; rc=0; $(VENV)/bin/pytest -m e2e test/e2e_node $(PYTEST_ARGS) || rc=$$?; \
+	cat build/e2e-node.json 2>/dev/null || echo '{"passed": false}'; exit $$rc
 
 # Regenerate manifests/crds/ from sriovop/api/v1 (a unit test fails when they are stale).
 crds: $(VENV)/.installed

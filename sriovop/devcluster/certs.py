@@ -45,7 +45,7 @@ def _key_pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
 
 class CertificateAuthority:
     def __init__(self, common_name: str = "sriovop-dev-ca") -> None:
-        self._key = _key()
+        self._key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey = _key()
         now = datetime.datetime.now(datetime.UTC)
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
         self.cert = (
@@ -68,6 +68,18 @@ class CertificateAuthority:
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(self._key.public_key()), critical=False)
             .sign(self._key, hashes.SHA256())
         )
+
+    @classmethod
+    def load(cls, pair: KeyPair) -> CertificateAuthority:
+        """The CA a running cluster wrote (pki/ca.crt, ca.key), to mint identities for nodes that join
+        it later (a QEMU guest's kubelet) without restarting anything."""
+        key = serialization.load_pem_private_key(pair.key_pem, password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+            raise ValueError(f"CA key: expected an EC or RSA private key, got {type(key).__name__}")
+        ca = cls.__new__(cls)
+        ca._key = key
+        ca.cert = x509.load_pem_x509_certificate(pair.cert_pem)
+        return ca
 
     @property
     def cert_pem(self) -> bytes:

@@ -46,10 +46,12 @@ def daemon_script(namespace: str, *, extra_args: tuple[str, ...] = (), before: s
             "--retry-max-delay", "20",
             "--startup-max-delay", "2", *extra_args]
     cmd = " ".join(a if a.startswith("$") else shlex.quote(a) for a in args)
+    return f"{before}\n{cmd} &\npid=$!\n" + serve_requests_script()
+
+
+def serve_requests_script() -> str:
+    """The request loop for the process whose pid is in `$pid` (the daemon, or a guest node's kubelet)."""
     return f"""\
-{before}
-{cmd} &
-pid=$!
 echo "$pid" > /run/job/{DAEMON_PID_FILE}
 echo "E2E-DAEMON-PID $pid"
 trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; rc=$?; echo "{EXIT_MARK} $rc"; exit "$rc"' TERM INT

@@ -242,6 +242,10 @@ class RunningGuest:
         return (body[: end.start()] if end else body).lstrip("\n")
 
     @property
+    def running(self) -> bool:
+        return self._proc.poll() is None
+
+    @property
     def boot_seconds(self) -> float | None:
         """Host wall time from QEMU start to the guest being ready to run the command."""
         return None if self.ready_at is None else self.ready_at - self.started

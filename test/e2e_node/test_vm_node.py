@@ -1,0 +1,239 @@
+"""The QEMU guest as worker node `sriovop-vm-1`: the operator's config-daemon pod configures real igbvf VFs.
+
+Host: the QEMU guest (TCG), joined to a `sriovop dev cluster up --nodes 1` cluster on this machine whose
+node 1 (control plane) runs the operator and its webhooks from `make images`, installed with
+`kubectl apply -k manifests/crds` and `kubectl apply -k manifests/`. The guest runs containerd and a
+kubelet (hack/vm/node.sh, test/support/vm_node.py); the operator's config-daemon DaemonSet lands its pod
+there, and that pod, from the config-daemon image, configures the emulated 82576's VFs.
+
+One scenario (module fixture) records what happened; the tests assert on the record, and
+`make e2e-node` prints the summary as the last line (build/e2e-node.json):
+1. join: the node is Ready and schedulable, labelled worker; a pause pod runs on it;
+2. the config-daemon pod is Ready on the guest node;
+3. a policy for 4 VFs on eth0 -> NodeState Succeeded; every VF in the status cross-checked against the
+   guest's sysfs and `ip -j link` (run in the guest, outside the pod);
+4. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
+from sriovop.devcluster.images.load import load_archives
+from sriovop.runtime.client import Client
+from sriovop.runtime.config import load_config
+from sriovop.runtime.errors import NotFound
+from sriovop.runtime.kinds import POD
+from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
+from test.support.vm_daemon import GuestShell
+from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
+
+REPO = Path(__file__).resolve().parents[2]
+IMAGES = REPO / "build" / "images"
+# What a worker runs: the config daemon and the stand-ins its init containers and the device plugin use.
+GUEST_IMAGES = ("config-daemon.tar", "standin-sriov-cni.tar", "standin-ib-sriov-cni.tar",
+                "standin-device-plugin.tar")
+RESULT = REPO / "build" / "e2e-node.json"
+LOGS = REPO / "build" / "e2e-node-logs"
+NAMESPACE = "sriov-network-operator"
+PF_PCI = "0000:01:00.0"
+PF_NAME = "eth0"
+NUM_VFS = 4
+POLICY = "vm-igb"
+# TCG guest under a loaded machine: every step gets minutes.
+STEP_TIMEOUT_S = 900.0
+
+SYSFS_VFS = f"pf=/sys/bus/pci/devices/{PF_PCI}\n" + r"""
+for l in "$pf"/virtfn*; do
+  [ -e "$l" ] || continue
+  d=$(readlink -f "$l")
+  printf '%s %s %s %s\n' "${d##*/}" "$(cat "$d/device")" "$(basename "$(readlink "$d/driver")")" \
+    "$(ls "$d/net" 2>/dev/null)"
+done
+echo "numvfs $(cat "$pf/sriov_numvfs")"
+"""
+
+
+def _wait(what: str, probe: Callable[[], Any], timeout: float = STEP_TIMEOUT_S, interval: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = probe()
+        except NotFound as exc:
+            value, last_error = None, exc
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last error: {last_error})")
+
+
+def _kubectl(kubeconfig: Path, *args: str) -> str:
+    done = subprocess.run(["kubectl", f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def _node_state(kube: Client) -> dict[str, Any]:
+    return dict(kube.get(SRIOV_NETWORK_NODE_STATE, NODE_NAME, NAMESPACE))
+
+
+def _pf_status(state: dict[str, Any]) -> dict[str, Any] | None:
+    for iface in (state.get("status") or {}).get("interfaces") or []:
+        if iface.get("pciAddress") == PF_PCI:
+            return dict(iface)
+    return None
+
+
+def _daemon_pod(kube: Client) -> dict[str, Any] | None:
+    for pod in kube.list(POD, NAMESPACE, label_selector="app=sriov-network-config-daemon"):
+        if (pod.get("spec") or {}).get("nodeName") != NODE_NAME or pod["metadata"].get("deletionTimestamp"):
+            continue
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            return dict(pod)
+    return None
+
+
+def _policy(num_vfs: int) -> dict[str, Any]:
+    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
+            "metadata": {"name": POLICY, "namespace": NAMESPACE}, "spec": {
+                "resourceName": "igbvfs", "numVfs": num_vfs, "priority": 10, "deviceType": "netdevice",
+                "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
+                "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
+
+
+def _kernel_view(shell: GuestShell) -> dict[str, Any]:
+    """The guest kernel's VFs of the PF (sysfs) and its netlink view, read in the guest outside the pod."""
+    rc, out, err = shell.run(SYSFS_VFS)
+    assert rc == 0, err
+    lines = out.strip().splitlines()
+    vfs = {pci: {"device": dev, "driver": drv, "netdev": rest[0] if rest else ""}
+           for pci, dev, drv, *rest in (ln.split() for ln in lines[:-1])}
+    rc, out, err = shell.run("ip -j link show")
+    assert rc == 0, err
+    links = {link["ifname"]: link for link in json.loads(out)}
+    return {"numvfs": int(lines[-1].split()[1]), "vfs": vfs, "links": links}
+
+
+def _cross_check(pf: dict[str, Any], kernel: dict[str, Any]) -> int:
+    """Every VF the daemon reports is the kernel's: same PCI address, igbvf-bound netdev, MAC, MTU."""
+    reported = pf.get("Vfs") or []
+    assert kernel["numvfs"] == NUM_VFS == pf.get("numVfs") == len(reported), (kernel["numvfs"], pf)
+    assert sorted(v["pciAddress"] for v in reported) == sorted(kernel["vfs"]), (reported, kernel["vfs"])
+    for vf in reported:
+        dev = kernel["vfs"][vf["pciAddress"]]
+        assert dev["driver"] == "igbvf" and dev["device"] == "0x10ca", dev
+        assert vf["name"] == dev["netdev"], (vf, dev)
+        link = kernel["links"][dev["netdev"]]
+        assert vf["mac"].lower() == link["address"].lower(), (vf, link)
+        assert int(vf["mtu"]) == int(link["mtu"]), (vf, link)
+        assert vf.get("driver") == "igbvf", vf
+    return len(reported)
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Iterator[dict[str, Any]]:
+    record: dict[str, Any] = {"passed": False}
+    cluster_dir = Path(tempfile.mkdtemp(prefix="sop-vmn-", dir="/tmp"))
+    guest = None
+    try:
+        cluster = cluster_up(cluster_dir, 1)
+        access = ClusterAccess(cluster_dir, cluster.network.kubernetes_service_ip)
+        kube = Client(load_config(cluster.kubeconfig))
+        archives = sorted(IMAGES.glob("*.tar"))
+        assert archives, f"no image archives in {IMAGES}: run `make images` first"
+        load_archives(cluster_dir, archives)
+        _kubectl(cluster.kubeconfig, "apply", "-k", str(REPO / "manifests" / "crds"))
+        _kubectl(cluster.kubeconfig, "apply", "-k", str(REPO / "manifests"))
+
+        guest = start_node(node_vm(access, [IMAGES / name for name in GUEST_IMAGES]))
+        record["join_s"] = round(join(kube, guest), 1)
+        joined = time.monotonic()
+        shell = GuestShell(guest)
+
+        pause = pod_on(NODE_NAME, "vm-pause")
+        kube.create(POD, pause, "default")
+        running = _wait("the pause pod on the guest node", lambda: running_pod(kube, "default", "vm-pause"))
+        record["pause_pod_ip"] = running["status"]["podIP"]
+
+        _wait("the config-daemon pod Ready on the guest node", lambda: _daemon_pod(kube))
+        record["daemon_pod_ready_s"] = round(time.monotonic() - joined, 1)
+        _wait("the NodeState reporting the 82576 PF", lambda: _pf_status(_node_state(kube)))
+
+        started = time.monotonic()
+        kube.create(SRIOV_NETWORK_NODE_POLICY, _policy(NUM_VFS), NAMESPACE)
+
+        def configured() -> dict[str, Any] | None:
+            state = _node_state(kube)
+            pf = _pf_status(state)
+            status = state.get("status") or {}
+            ok = status.get("syncStatus") == "Succeeded" and pf and len(pf.get("Vfs") or []) == NUM_VFS
+            return state if ok else None
+
+        state = _wait("NodeState Succeeded with the VFs", configured)
+        record["policy_to_succeeded_s"] = round(time.monotonic() - started, 1)
+        pf = _pf_status(state)
+        assert pf is not None
+        record["vfs_checked"] = _cross_check(pf, _kernel_view(shell))
+
+        started = time.monotonic()
+        kube.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, NAMESPACE)
+
+        def reset() -> bool:
+            state = _node_state(kube)
+            pf = _pf_status(state)
+            return bool((state.get("status") or {}).get("syncStatus") == "Succeeded" and pf
+                        and not pf.get("Vfs") and _kernel_view(shell)["numvfs"] == 0)
+
+        _wait("the PF reset after the policy was deleted", reset)
+        record["reset_s"] = round(time.monotonic() - started, 1)
+        record["daemon_pod_still_ready"] = _daemon_pod(kube) is not None
+        record["passed"] = True
+        yield record
+    except BaseException as exc:
+        record["error"] = f"{type(exc).__name__}: {exc}"[:4000]
+        yield record
+    finally:
+        if guest is not None:
+            keep_logs(guest, LOGS)
+            guest.kill()
+        try:
+            (cluster_dir / "cluster.json").exists() and cluster_down(cluster_dir)
+        finally:
+            RESULT.parent.mkdir(exist_ok=True)
+            summary = {k: record.get(k) for k in ("join_s", "daemon_pod_ready_s", "policy_to_succeeded_s",
+                                                   "reset_s", "vfs_checked", "passed")}
+            RESULT.write_text(json.dumps(summary) + "\n")
+
+
+def test_scenario_completed(scenario: dict[str, Any]) -> None:
+    assert scenario["passed"], scenario.get("error")
+
+
+def test_guest_joined_and_runs_a_pod(scenario: dict[str, Any]) -> None:
+    assert scenario.get("join_s") is not None, scenario.get("error")
+    ip = scenario.get("pause_pod_ip")
+    assert ip and ipaddress.ip_address(ip) in ipaddress.ip_network("10.250.0.0/24"), scenario
+
+
+def test_daemon_pod_configured_real_vfs(scenario: dict[str, Any]) -> None:
+    assert scenario.get("vfs_checked") == NUM_VFS, scenario.get("error")
+
+
+def test_policy_deleted_resets_the_pf(scenario: dict[str, Any]) -> None:
+    assert scenario.get("reset_s") is not None, scenario.get("error")
+    assert scenario.get("daemon_pod_still_ready"), scenario
