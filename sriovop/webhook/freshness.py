@@ -1,7 +1,8 @@
 """Read-your-writes for the informer-backed view: judge only after the caches have caught up.
 
 Why: a cache answers in microseconds, but a policy created right after a NodeState (or a Node's
-labels, or another policy) changed must be judged on the new state, as a live read would. Before a
+labels) changed must be judged on the new state, as a live read would. (Peer policies are not cached
+at all: the informer view reads them live.) Before a
 judgement the barrier reads, for each cached kind, the API server's current resourceVersion R with a
 consistent LIST of at most one item of that kind (about 1 ms; kube-apiserver serves it from its
 watch cache only once that cache has caught up with etcd, so every write of the kind up to R is
