@@ -91,12 +91,17 @@ def terms(writes: Iterable[Write]) -> list[Term]:
 
 
 def overlapping_terms(ts: Sequence[Term]) -> list[tuple[Term, Term]]:
-    """Every pair of identities whose revision ranges intersect (two leaders writing in one interval)."""
+    """Every pair of identities whose revision ranges intersect (two leaders writing in one interval).
+
+    Ranges that only touch (one term's last revision is the other's first) do not intersect: two
+    commits never share a revision, so one of those two writes committed nothing (a patch that changed
+    nothing answers with the object's current resourceVersion, which the other leader had just written).
+    """
     ordered = sorted(ts, key=lambda t: t.first_rv)
     out = []
     for i, a in enumerate(ordered):
         for b in ordered[i + 1:]:
-            if b.first_rv > a.last_rv:
+            if b.first_rv >= a.last_rv:
                 break
             out.append((a, b))
     return out

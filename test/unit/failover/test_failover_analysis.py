@@ -50,6 +50,14 @@ def test_a_write_committed_inside_another_term_is_an_overlap_even_if_clocks_say_
     assert [(x.identity, y.identity) for x, y in pairs] == [("a", "b")]
 
 
+def test_terms_that_only_share_a_boundary_revision_do_not_overlap() -> None:
+    # b's first write changed nothing and answered with rv 20, the object as a last wrote it.
+    writes = [w("a", 1.0, 10), w("a", 2.0, 20), w("b", 3.0, 20), w("b", 4.0, 30)]
+    assert overlapping_terms(terms(writes)) == []
+    writes.append(w("a", 5.0, 21))  # but a commit of a's after b's first is an overlap
+    assert [(x.identity, y.identity) for x, y in overlapping_terms(terms(writes))] == [("a", "b")]
+
+
 def test_failed_writes_do_not_make_a_term() -> None:
     writes = [w("a", 1.0, 10), w("b", 1.5, None, "409"), w("a", 2.0, 20)]
     assert [t.identity for t in terms(writes)] == ["a"]
