@@ -6,7 +6,8 @@
 # the read-write job share (9p tag `job`: cmd, env, and the rc written back) at /run/job and the
 # kernel's modules at /lib/modules/<kver>, runs
 # /run/job/cmd chrooted into that root, prints "SRIOVOP-GUEST-EXIT: <rc>" on the console and powers off.
-# A file /run/job/stop created by the host sends SIGTERM (then SIGKILL after 10 s) to the command's
+# A file /run/job/stop created by the host sends SIGTERM (then SIGKILL after 60 s: a Python daemon under
+# TCG on a busy host can take longer than 10 s to stop its threads) to the command's
 # process group, which is how a long-lived command (the config daemon) is stopped cleanly. A file
 # /run/job/reboot (created in the guest: the config daemon's reboot command) does the same and prints
 # "SRIOVOP-GUEST-REBOOT"; the harness then boots the guest again with what the boot entry says.
@@ -105,7 +106,7 @@ while kill -0 "$pid" 2>/dev/null; do
   if [ -e /job/stop ] && [ -z "$deadline" ]; then
     say "stop requested: SIGTERM to the command"
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
-    read -r deadline _ < /proc/uptime; deadline=$(( ${deadline%.*} + 10 ))
+    read -r deadline _ < /proc/uptime; deadline=$(( ${deadline%.*} + 60 ))
   fi
   if [ -n "$deadline" ]; then
     read -r now _ < /proc/uptime

@@ -289,8 +289,8 @@ class RunningGuest:
         self._cleanup()
         return GuestResult(rc, self.console)
 
-    def stop(self, timeout: float = 60) -> GuestResult:
-        """Ask the guest's init to SIGTERM the command (then SIGKILL after 10 s) and power off."""
+    def stop(self, timeout: float = 120) -> GuestResult:
+        """Ask the guest's init to SIGTERM the command (then SIGKILL after 60 s) and power off."""
         if self._proc.poll() is None:
             (self.job / "stop").touch()
         return self.wait(timeout)
