@@ -25,10 +25,14 @@ fi
 SUITE=${VERSION_CODENAME:-bookworm}-backports
 
 if ! grep -rqs "$SUITE" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  step "adding $SUITE to /etc/apt/sources.list.d/$SUITE.sources"
+  # The same archive the machine already uses for its release (first deb822 URI, else a one-line entry).
+  URI=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  [ -n "$URI" ] || URI=$(sed 's/\[[^]]*\]//' /etc/apt/sources.list 2>/dev/null | awk '$1=="deb"{print $2; exit}')
+  [ -n "$URI" ] || die "no Debian archive in the APT sources to add $SUITE from"
+  step "adding $SUITE ($URI) to /etc/apt/sources.list.d/$SUITE.sources"
   cat > "/etc/apt/sources.list.d/$SUITE.sources" <<SRC
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $URI
 Suites: $SUITE
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -1,4 +1,4 @@
-"""The images' bottom layer: a minimal Debian root filesystem made by mmdebstrap from Debian's archive.
+"""The images' bottom layer: a minimal Debian root filesystem made by mmdebstrap from the machine's APT sources.
 
 `--variant=essential` plus the requested packages gives a system without apt or docs (dpkg excludes
 man pages, docs but copyrights, locales and info pages). It is the slowest step (tens of seconds per
@@ -13,9 +13,10 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from sriovop.devcluster.images.apt_sources import debian_sources
 from sriovop.devcluster.images.cache import cached_layer, content_key
 from sriovop.devcluster.images.oci import Layer
-from sriovop.devcluster.images.spec import DEBIAN_SOURCES, DEBIAN_SUITE
+from sriovop.devcluster.images.spec import DEBIAN_SUITE
 
 DPKG_OPTIONS = (
     "path-exclude=/usr/share/man/*",
@@ -33,7 +34,7 @@ class DebianBuildError(RuntimeError):
 def mmdebstrap_command(packages: Sequence[str], target: Path) -> list[str]:
     cmd = ["mmdebstrap", "--variant=essential", f"--include={','.join(sorted(packages))}"]
     cmd += [f"--dpkgopt={opt}" for opt in DPKG_OPTIONS]
-    return [*cmd, DEBIAN_SUITE, str(target), *DEBIAN_SOURCES]
+    return [*cmd, DEBIAN_SUITE, str(target), *debian_sources(DEBIAN_SUITE)]
 
 
 def _run_mmdebstrap(packages: Sequence[str], rootfs: Path, say: Callable[[str], None]) -> None:

@@ -13,11 +13,6 @@ from dataclasses import dataclass
 from sriovop import __version__
 
 DEBIAN_SUITE = "bookworm"
-DEBIAN_SOURCES = (
-    "deb http://deb.debian.org/debian bookworm main",
-    "deb http://deb.debian.org/debian bookworm-updates main",
-    "deb http://deb.debian.org/debian-security bookworm-security main",
-)
 # bookworm's glibc: the newest manylinux tag a wheel may carry to run on it.
 DEBIAN_GLIBC = (2, 36)
 PYTHON_VERSION = "3.11"
