@@ -42,7 +42,7 @@ from sriovop.host.steps import StepHook
 from sriovop.host.systemd_files import Result as SystemdResult
 from sriovop.runtime.client import Client
 from sriovop.runtime.controller import Request, Result
-from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.runtime.errors import NotFound
 
 log = structlog.get_logger(__name__)
 
@@ -117,7 +117,6 @@ class NodeStateReconciler:
         host = self._host(state)
         self._report_module_errors(state)
         interfaces = self._discover(host, state)
-        self._publish_facts(host, state)
         if self.live.gate(FG_LABEL_SRIOV_CAPABLE_NODES):
             self.node_labels.sync(interfaces)
         bridges = self._bridges(host)
@@ -127,6 +126,7 @@ class NodeStateReconciler:
         for plugin in extra:
             if isinstance(plugin, MellanoxPlugin):
                 plugin.firmware_reset = self.live.gate(consts.FG_MELLANOX_FIRMWARE_RESET)
+        self._publish_facts(host, state, view, (main, *extra))
 
         if self.generations.is_applied(uid, generation):
             drifted = self._drifted(main, extra, view, state)
@@ -192,8 +192,8 @@ class NodeStateReconciler:
             self.device_plugin.restart(wait=False)
         fresh = self.status.get()
         self.drain.set_desired(consts.DRAIN_IDLE, fresh)
-        self._publish_facts(host, fresh)
         interfaces = self._discover(host, state)
+        self._publish_facts(host, fresh, {"spec": view["spec"], "status": {"interfaces": interfaces}}, (main, *extra))
         # Counted before the Succeeded status is written: whoever waits for that status and then reads
         # the counter must never see it lag behind the state it observed.
         self.applies += 1
@@ -229,11 +229,19 @@ class NodeStateReconciler:
             self._fail(state, None, None, message)
             raise SyncFailed(message) from exc
 
-    def _publish_facts(self, host: Host, state: dict[str, Any]) -> None:
+    def _publish_facts(self, host: Host, state: dict[str, Any], view: dict[str, Any],
+                       plugins: tuple[Plugin, ...]) -> None:
+        """The host's facts plus what each plugin's decision reads (`contribute_facts`), so that
+        `sriovop plan` decides with the same inputs as these plugins."""
         try:
-            self.drain.set_host_facts(host.facts().to_json(), state)
-        except ApiError as exc:  # only `sriovop plan` reads them; never fail a pass over it
-            self._log.warning("host facts not published", error=str(exc))
+            facts = host.facts()
+            for plugin in plugins:
+                contribute = getattr(plugin, "contribute_facts", None)
+                if contribute is not None:
+                    facts = contribute(view, facts)
+            self.drain.set_host_facts(facts.to_json(), state)
+        except Exception as exc:  # only `sriovop plan` reads them; never fail a pass over it
+            self._log.warning("host facts not published", error=_describe(exc))
 
     def _report_module_errors(self, state: dict[str, Any]) -> None:
         """tun/vhost_net that failed to load when the host was opened: a Warning Event once per opening

@@ -9,16 +9,25 @@ Drain: an operator-configured PF (it has a record) that has VFs now and needs an
 leaves the spec (unless it was externally managed). Going from 0 VFs to N does not drain: no pod can
 be using a VF that does not exist. Reboot: a kernel argument the configuration needs is missing from
 the running kernel's command line; a reboot always drains.
+
+`decide_node` is the whole node's answer, each rule from the plugin that applies it: the generic
+plugin's (above, plus "spec.bridges differs from the managed OVS bridges" when the daemon manages
+software bridges), the Mellanox plugin's firmware changes (`mellanox_firmware`, reboot) and, on
+virtual platforms, the virtual plugin's instead (drain when an applied configuration changes, never
+a reboot). The plugins contribute the facts they read to what the daemon publishes.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sriovop.host.errors import ValidationError
 from sriovop.host.kargs import RDMA_ARGS
+from sriovop.host.mellanox_firmware import firmware_changes
+from sriovop.host.ovs import normalise
 from sriovop.host.plan import make_plan, needs_vfio
 
 #: NodeState annotation where the daemon publishes its HostFacts (JSON); read by `sriovop plan`.
@@ -37,11 +46,26 @@ class HostFacts:
     iommu_args: tuple[str, ...] = ()
     #: The running kernel's RDMA netns mode ("" without ib_core: the mode applies when it loads).
     rdma_mode: str = ""
+    #: The daemon manages spec.bridges (manageSoftwareBridges); status.bridges is what OVS has.
+    manages_bridges: bool = False
+    #: First-port PCI address → mstconfig settings, per Mellanox card the Mellanox plugin decides.
+    mellanox_firmware: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: First-port PCI addresses of the BlueField cards in DPU mode (their firmware is not changed here).
+    mellanox_dpu: frozenset[str] = frozenset()
+    #: The kernel lockdown mode ("" without): Mellanox firmware can then not be read or changed.
+    lockdown: str = ""
+    #: The virtual plugin is the main plugin (OpenStack, AWS): its last applied spec.interfaces.
+    virtual: bool = False
+    virtual_last_applied: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> str:
         return json.dumps({"configured": dict(sorted(self.configured.items())),
                            "cmdline": sorted(self.cmdline), "recordedKernelArgs": sorted(self.recorded_kargs),
-                           "iommuArgs": list(self.iommu_args), "rdmaMode": self.rdma_mode},
+                           "iommuArgs": list(self.iommu_args), "rdmaMode": self.rdma_mode,
+                           "managesBridges": self.manages_bridges, "mellanoxDpu": sorted(self.mellanox_dpu),
+                           "lockdown": self.lockdown,
+                           "mellanoxFirmware": {k: dict(v) for k, v in self.mellanox_firmware.items()},
+                           "virtual": self.virtual, "virtualLastApplied": [dict(i) for i in self.virtual_last_applied]},
                           sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -53,11 +77,22 @@ class HostFacts:
         configured = data.get("configured") or {}
         if not isinstance(configured, dict):
             raise ValueError("host facts: configured is not an object")
+        firmware = data.get("mellanoxFirmware", {})
+        last = data.get("virtualLastApplied", [])
+        if not isinstance(firmware, dict) or not all(isinstance(v, dict) for v in firmware.values()):
+            raise ValueError("host facts: mellanoxFirmware is not an object of objects")
+        if not isinstance(last, list) or not all(isinstance(i, dict) for i in last):
+            raise ValueError("host facts: virtualLastApplied is not a list of objects")
         return cls(configured={str(k): bool(v) for k, v in configured.items()},
                    cmdline=frozenset(str(a) for a in data.get("cmdline") or []),
                    recorded_kargs=frozenset(str(a) for a in data.get("recordedKernelArgs") or []),
                    iommu_args=tuple(str(a) for a in data.get("iommuArgs") or []),
-                   rdma_mode=str(data.get("rdmaMode") or ""))
+                   rdma_mode=str(data.get("rdmaMode") or ""),
+                   manages_bridges=bool(data.get("managesBridges")),
+                   mellanox_dpu=frozenset(str(a) for a in data.get("mellanoxDpu") or []),
+                   lockdown=str(data.get("lockdown") or ""),
+                   mellanox_firmware={str(k): {str(n): int(x) for n, x in v.items()} for k, v in firmware.items()},
+                   virtual=bool(data.get("virtual")), virtual_last_applied=tuple(last))
 
 
 def desired_kernel_args(spec_interfaces: Sequence[Mapping[str, Any]], facts: HostFacts,
@@ -107,6 +142,8 @@ class Disruption:
     reboot: bool
     drain_reasons: tuple[str, ...] = ()
     missing_kernel_args: tuple[str, ...] = ()
+    #: Reboots for other causes than kernel arguments (Mellanox firmware).
+    reboot_reasons: tuple[str, ...] = ()
 
     @property
     def level(self) -> str:
@@ -119,3 +156,57 @@ def decide(spec_interfaces: Sequence[Mapping[str, Any]], status_interfaces: Sequ
     missing = missing_kernel_args(spec_interfaces, facts, rdma_mode)
     return Disruption(drain=bool(reasons or missing), reboot=bool(missing), drain_reasons=tuple(reasons),
                       missing_kernel_args=tuple(missing))
+
+
+def ovs_bridges(part: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """`bridges.ovs` of a NodeState spec or status, normalised and sorted by name."""
+    ovs = ((part or {}).get("bridges") or {}).get("ovs") or []
+    return sorted((normalise(dict(b)) for b in ovs), key=lambda b: str(b.get("name")))
+
+
+def bridges_changed(spec: Mapping[str, Any] | None, status: Mapping[str, Any] | None, manages: bool) -> bool:
+    """spec.bridges.ovs differs from status.bridges.ovs (what OVS has for the managed bridges); only
+    when the daemon manages them (else a spec with bridges fails at apply, it does not drain)."""
+    return manages and ovs_bridges(spec) != ovs_bridges(status)
+
+
+BRIDGES_REASON = "spec.bridges differs from the managed OVS bridges"
+
+
+def decide_generic(spec: Mapping[str, Any] | None, status: Mapping[str, Any] | None, facts: HostFacts,
+                   rdma_mode: str = "") -> Disruption:
+    """The generic plugin's decision for a NodeState spec and status: `decide` plus the bridges."""
+    result = decide(list((spec or {}).get("interfaces") or []), list((status or {}).get("interfaces") or []), facts,
+                    rdma_mode)
+    if not bridges_changed(spec, status, facts.manages_bridges):
+        return result
+    return replace(result, drain=True, drain_reasons=(*result.drain_reasons, BRIDGES_REASON))
+
+
+def decide_virtual(spec: Mapping[str, Any] | None, last_applied: Sequence[Mapping[str, Any]]) -> Disruption:
+    """The virtual plugin's decision: drain when a configuration it already applied changes (never on
+    the first), never a reboot. Raises ValidationError for spec.bridges (upstream: "operation not
+    supported by the platform"; refused, not ignored)."""
+    if ovs_bridges(spec):
+        raise ValidationError("spec.bridges: software bridges are not supported on virtual platforms (OpenStack, AWS)")
+    spec_ifaces = [dict(i) for i in (spec or {}).get("interfaces") or []]
+    drain = bool(last_applied) and spec_ifaces != [dict(i) for i in last_applied]
+    return Disruption(drain=drain, reboot=False,
+                      drain_reasons=("an applied configuration changes (virtual platform)",) if drain else ())
+
+
+def decide_node(spec: Mapping[str, Any] | None, status: Mapping[str, Any] | None, facts: HostFacts) -> Disruption:
+    """What the daemon's plugins together decide for this spec (see the module docstring). Raises
+    host.errors.HostError for a spec the daemon would refuse."""
+    spec_ifaces = list((spec or {}).get("interfaces") or [])
+    if facts.virtual:
+        return decide_virtual(spec, facts.virtual_last_applied)
+    mode = str(((spec or {}).get("system") or {}).get("rdmaMode") or "")
+    if mode not in ("", *RDMA_ARGS):
+        raise ValidationError(f"spec.system.rdmaMode: {mode!r} is not shared or exclusive")
+    result = decide_generic(spec, status, facts, mode)
+    firmware = firmware_changes(spec_ifaces, list((status or {}).get("interfaces") or []), facts.mellanox_firmware,
+                                set(facts.configured), dpu=facts.mellanox_dpu, lockdown=facts.lockdown)
+    if not firmware.reboot:
+        return result
+    return replace(result, drain=True, reboot=True, reboot_reasons=(*result.reboot_reasons, *firmware.reasons))

@@ -6,8 +6,9 @@
   sends them);
 - NodeState specs and the device-plugin ConfigMap: `node_policy_desired.sync_outcome`, the functions
   the operator's sync writes with, before and after the change;
-- disruption: `host.decision.decide`, the daemon's own drain/reboot decision, fed with the host facts
-  the daemon publishes on its NodeState;
+- disruption: `host.decision.decide_node`, the daemon's own drain/reboot decision (its plugins' rules:
+  generic with OVS bridges, Mellanox firmware, virtual platform), fed with the host facts the daemon
+  publishes on its NodeState;
 - pools: `pool_config.find_node_pool` and its `maxUnavailable` limit, as the drain controller counts.
 """
 
@@ -28,8 +29,8 @@ from sriovop.api.v1.schema.validate import validate_object
 from sriovop.controllers.drain.states import is_full_drain
 from sriovop.controllers.node_policy_desired import NodeOutcome, normalized, status_interfaces, sync_outcome
 from sriovop.controllers.pool_config import PoolLookupError, find_node_pool
-from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts, decide
-from sriovop.host.errors import ValidationError
+from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts, decide_node
+from sriovop.host.errors import HostError
 from sriovop.plan.selection import TAKEN, node_verdicts
 from sriovop.plan.snapshot import Snapshot
 from sriovop.webhook.admission import AdmissionRequest
@@ -202,14 +203,15 @@ def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> 
             if fact_note:
                 entry["factsNote"] = fact_note
             try:
-                result = decide(entry["spec"]["interfaces"], status_interfaces(state), facts)
-            except ValidationError as exc:
+                result = decide_node(entry["spec"], state.get("status"), facts)
+            except HostError as exc:
                 entry["daemonError"] = f"the daemon would refuse this spec: {exc}"
             else:
                 entry["disruption"] = result.level
                 entry["drainScope"] = drain_scope(result.drain, result.reboot)
                 entry["drainReasons"] = list(result.drain_reasons)
                 entry["missingKernelArgs"] = list(result.missing_kernel_args)
+                entry["rebootReasons"] = list(result.reboot_reasons)
         entry["pfs"] = _pf_rows(outcome)
         verdicts_here = node_verdicts(after.policies, outcome.node, status_interfaces(state),
                                       entry["spec"]["interfaces"], snap.nics)

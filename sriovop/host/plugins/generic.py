@@ -1,10 +1,10 @@
 """The main plugin on bare metal: configures every supported PF and decides drain/reboot like upstream.
 
-The decision itself is `sriovop.host.decision.decide` (pure, shared with `sriovop plan`); this plugin
-feeds it the host's facts.
+The decision itself is `sriovop.host.decision.decide_generic` (pure, shared with `sriovop plan`); this
+plugin feeds it the host's facts.
 Software bridges (manageSoftwareBridges): spec.bridges differing from the managed bridges OVS has drains
-(upstream), drifts, and is applied after the SR-IOV configuration; a spec with bridges on a daemon that
-does not manage them fails at `configure-ovs-bridge` instead of being ignored.
+(upstream; decided there too), drifts, and is applied after the SR-IOV configuration; a spec with
+bridges on a daemon that does not manage them fails at `configure-ovs-bridge` instead of being ignored.
 Kernel arguments: before deciding, the wanted ones are written to the boot configuration (kargs.py) and
 the RDMA netns mode is applied to the running kernel (rdma.py); its kernel argument only counts as
 missing when the running kernel could not take the mode.
@@ -12,17 +12,25 @@ missing when the running kernel could not take the mode.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import structlog
 
 from sriovop.host import steps as S
 from sriovop.host.apply import Applier, ApplyOptions, ApplyResult
-from sriovop.host.decision import decide, desired_kernel_args, missing_kernel_args
+from sriovop.host.decision import (
+    HostFacts,
+    bridges_changed,
+    decide_generic,
+    desired_kernel_args,
+    missing_kernel_args,
+    ovs_bridges,
+)
 from sriovop.host.errors import ApplyError
 from sriovop.host.host import Host
 from sriovop.host.kargs import RDMA_ARGS
-from sriovop.host.ovs import OvsBridges, normalise
+from sriovop.host.ovs import OvsBridges
 from sriovop.host.plan import need_to_update_sriov
 from sriovop.host.plugins.base import Decision, spec_interfaces, status_interfaces
 from sriovop.host.rdma import RdmaSubsystem
@@ -46,11 +54,12 @@ class GenericPlugin:
         if self.bridges is not None:
             self.applier.before_mode_change = self.bridges.detach_uplink
 
-    def bridges_changed(self, node_state: dict[str, Any]) -> bool:
-        """spec.bridges.ovs differs from status.bridges.ovs (what OVS has for the managed bridges)."""
-        if self.bridges is None:
-            return False
-        return _bridges(node_state.get("spec")) != _bridges(node_state.get("status"))
+    def facts(self) -> HostFacts:
+        return replace(self.host.facts(), manages_bridges=self.bridges is not None)
+
+    def contribute_facts(self, node_state: dict[str, Any], facts: HostFacts) -> HostFacts:
+        """Publishes whether this daemon manages software bridges (decide_generic reads it)."""
+        return replace(facts, manages_bridges=self.bridges is not None)
 
     def missing_kernel_args(self, node_state: dict[str, Any]) -> list[str]:
         return missing_kernel_args(spec_interfaces(node_state), self.host.facts(), rdma_mode(node_state))
@@ -65,14 +74,10 @@ class GenericPlugin:
     def on_node_state_change(self, node_state: dict[str, Any]) -> Decision:
         self.desired = node_state
         self.sync_kernel_args(node_state)
-        result = decide(spec_interfaces(node_state), status_interfaces(node_state), self.host.facts(),
-                        rdma_mode(node_state))
+        result = decide_generic(node_state.get("spec"), node_state.get("status"), self.facts(), rdma_mode(node_state))
         for reason in result.drain_reasons:
             log.info("drain needed", reason=reason)
-        bridges = self.bridges_changed(node_state)
-        if bridges:
-            log.info("drain needed", reason="spec.bridges differs from the managed OVS bridges")
-        return Decision(drain=result.drain or bridges, reboot=result.reboot)
+        return Decision(drain=result.drain, reboot=result.reboot)
 
     def check_status_changes(self, node_state: dict[str, Any]) -> bool:
         by_pci = {s["pciAddress"]: s for s in status_interfaces(node_state)}
@@ -80,7 +85,7 @@ class GenericPlugin:
             status = by_pci.get(spec["pciAddress"])
             if status is None or need_to_update_sriov(spec, status):
                 return True
-        if self.bridges_changed(node_state):
+        if bridges_changed(node_state.get("spec"), node_state.get("status"), self.bridges is not None):
             return True
         mode = rdma_mode(node_state)
         if mode and self.rdma.mode() not in (None, mode):
@@ -92,7 +97,7 @@ class GenericPlugin:
             return
         # Fresh discovery: the drain handshake may have taken minutes since on_node_state_change.
         self.last_result = self.applier.apply(spec_interfaces(self.desired))
-        self.apply_bridges(_bridges(self.desired.get("spec")))
+        self.apply_bridges(ovs_bridges(self.desired.get("spec")))
 
     def apply_bridges(self, desired: list[dict[str, Any]]) -> None:
         first_pf = next((u.get("pciAddress", "") for b in desired for u in b.get("uplinks") or []), "")
@@ -116,11 +121,6 @@ class GenericPlugin:
         except OSError as e:
             raise ApplyError(first_pf, S.CONFIGURE_OVS_BRIDGE, f"removing managed bridges: {e.strerror or e}",
                              errno=e.errno) from e
-
-
-def _bridges(part: Any) -> list[dict[str, Any]]:
-    ovs = ((part or {}).get("bridges") or {}).get("ovs") or []
-    return sorted((normalise(b) for b in ovs), key=lambda b: str(b.get("name")))
 
 
 def rdma_mode(node_state: dict[str, Any]) -> str:

@@ -1,38 +1,30 @@
 """Mellanox/NVIDIA NICs: firmware must allow the VFs (SRIOV_EN, NUM_OF_VFS) and the link type.
 
-Firmware settings are per NIC, not per port, so the ports of a dual-port card (same PCI bus/device,
-functions .0/.1) are decided together: NUM_OF_VFS is the largest numVfs asked of any port. Raising it
-or enabling SR-IOV or changing a link type needs a reboot; lowering it is written without one (the
-next reboot picks it up). Operator-configured NICs that left the spec get NUM_OF_VFS=0.
-
-As upstream, firmware is left alone where it cannot or must not be changed: under kernel lockdown
-(`/sys/kernel/security/lockdown` not `[none]`) the tools cannot reach the NIC, so a spec naming a Mellanox
-PF fails and nothing is queried; a BlueField in DPU mode is configured from its Arm side, so a change it
-would need fails naming the PF. With the `mellanoxFirmwareReset` gate (default on) each NIC whose change
-needs a reboot is reset with `mstfwreset` after `mstconfig set` (best effort: the reboot follows anyway).
+The decision is `sriovop.host.mellanox_firmware.firmware_changes` (pure, shared with `sriovop plan`,
+where the per-card and lockdown rules are described); this plugin reads the kernel lockdown mode,
+queries the firmware with `mstconfig`, feeds both to it and writes the changes. With the
+`mellanoxFirmwareReset` gate (default on) each NIC whose change needs a reboot is reset with
+`mstfwreset` after `mstconfig set` (best effort: the reboot follows anyway).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import structlog
 
+from sriovop.host.decision import HostFacts
 from sriovop.host.errors import HostError
 from sriovop.host.host import Host
+from sriovop.host.mellanox_firmware import VENDOR, FirmwareChanges, cards, firmware_changes, nics_to_query
 from sriovop.host.plugins.base import Decision, spec_interfaces, status_interfaces
-from sriovop.host.plugins.mstconfig import Mstconfig, Mstfwreset, is_bluefield_dpu, numeric
+from sriovop.host.plugins.mstconfig import Mstconfig, MstconfigError, Mstfwreset, is_bluefield_dpu, numeric
 from sriovop.host.sysfs import read_str
 
 log = structlog.get_logger("sriovop.host.plugins.mellanox")
 
-VENDOR = "15b3"
-LINK_TYPES = {"eth": 2, "ib": 1}
-
-
-def nic_key(pci: str) -> str:
-    """`0000:3b:00.1` → `0000:3b:00` (all functions of one card)."""
-    return pci.rsplit(".", 1)[0]
+__all__ = ["VENDOR", "MellanoxPlugin"]
 
 
 class MellanoxPlugin:
@@ -58,72 +50,53 @@ class MellanoxPlugin:
         selected = [w.strip("[]") for w in raw.split() if w.startswith("[")]
         return selected[0] if selected and selected[0] != "none" else ""
 
-    def _changes(self, node_state: dict[str, Any]) -> tuple[dict[str, dict[str, int]], bool]:
-        status = {s["pciAddress"]: s for s in status_interfaces(node_state) if s.get("vendor") == VENDOR}
-        if not status:
-            return {}, False
-        spec = {s["pciAddress"]: s for s in spec_interfaces(node_state) if s["pciAddress"] in status}
+    def _query(self, pcis: list[str], *, skip_errors: bool = False) -> tuple[dict[str, dict[str, int]], set[str]]:
+        """Numeric settings per card and the cards that are BlueField DPUs."""
+        firmware: dict[str, dict[str, int]] = {}
+        dpu: set[str] = set()
+        for pci in pcis:
+            try:
+                text = self.mst.query_text(pci)
+            except MstconfigError as exc:
+                if not skip_errors:
+                    raise
+                log.warning("firmware settings not published", pf=pci, error=str(exc))
+                continue
+            firmware[pci] = numeric(text)
+            if is_bluefield_dpu(text):
+                dpu.add(pci)
+        return firmware, dpu
+
+    def contribute_facts(self, node_state: dict[str, Any], facts: HostFacts) -> HostFacts:
+        """Publishes the lockdown mode and the firmware settings of every Mellanox card, so `sriovop plan`
+        decides as this plugin does, also for a card no policy selected yet. A card mstconfig cannot
+        read is left out (plan then does not decide its firmware); nothing is queried under lockdown."""
         mode = self.lockdown()
         if mode:
-            if spec:
-                raise HostError(f"pf {sorted(spec)[0]}: kernel lockdown ({mode}) is on: Mellanox firmware "
-                                "cannot be read or changed; turn lockdown off or remove the Mellanox PFs "
-                                "from the policies")
+            return replace(facts, lockdown=mode)
+        firmware, dpu = self._query(cards(status_interfaces(node_state)), skip_errors=True)
+        return replace(facts, mellanox_firmware=firmware, mellanox_dpu=frozenset(dpu))
+
+    def _changes(self, node_state: dict[str, Any]) -> FirmwareChanges:
+        spec, status = spec_interfaces(node_state), status_interfaces(node_state)
+        configured = set(self.host.records.all())
+        mode = self.lockdown()
+        firmware, dpu = ({}, set()) if mode else self._query(nics_to_query(spec, status, configured))
+        result = firmware_changes(spec, status, firmware, configured, dpu=dpu, lockdown=mode)
+        if mode and any(s.get("vendor") == VENDOR for s in status):
             log.info("kernel lockdown: skipping Mellanox firmware processing", lockdown=mode)
-            return {}, False
-        self.needs_reset = []
-        nics: dict[str, list[str]] = {}
-        for pci in sorted(status):
-            nics.setdefault(nic_key(pci), []).append(pci)
-        changes: dict[str, dict[str, int]] = {}
-        reboot = False
-        for ports in nics.values():
-            first = ports[0]
-            in_spec = [p for p in ports if p in spec]
-            if not in_spec:
-                if any(self.host.records.exists(p) for p in ports):
-                    fw = self.mst.query(first)
-                    if fw.get("NUM_OF_VFS", 0) != 0:
-                        changes[first] = {"NUM_OF_VFS": 0}
-                continue
-            text = self.mst.query_text(first)
-            fw = numeric(text)
-            want_vfs = max(int(spec[p].get("numVfs") or 0) for p in in_spec)
-            settings: dict[str, int] = {}
-            nic_reboot = False
-            if want_vfs > 0 and fw.get("SRIOV_EN", 0) != 1:
-                settings["SRIOV_EN"] = 1
-                nic_reboot = True
-            if want_vfs > fw.get("NUM_OF_VFS", 0):
-                settings["NUM_OF_VFS"] = want_vfs
-                nic_reboot = True
-            for p in in_spec:
-                link = (spec[p].get("linkType") or "").lower()
-                key = f"LINK_TYPE_P{ports.index(p) + 1}"
-                if link in LINK_TYPES and key in fw and fw[key] != LINK_TYPES[link]:
-                    settings[key] = LINK_TYPES[link]
-                    nic_reboot = True
-            if settings:
-                managed = [p for p in in_spec if spec[p].get("externallyManaged")]
-                if managed:
-                    raise HostError(f"pf {managed[0]}: firmware changes {settings} are needed but the PF is "
-                                    "externallyManaged; configure the firmware out of band")
-                if is_bluefield_dpu(text):
-                    raise HostError(f"pf {in_spec[0]}: firmware changes {settings} are needed but the NIC is a "
-                                    "BlueField in DPU mode, where a host reboot does not reload its firmware; "
-                                    "configure it from the DPU")
-                changes[first] = settings
-                if nic_reboot:
-                    self.needs_reset.append(first)
-                reboot = reboot or nic_reboot
-        return changes, reboot
+        for reason in result.reasons:
+            log.info("reboot needed", reason=reason)
+        return result
 
     def on_node_state_change(self, node_state: dict[str, Any]) -> Decision:
-        self.pending, reboot = self._changes(node_state)
-        return Decision(drain=reboot, reboot=reboot)
+        result = self._changes(node_state)
+        self.pending = {k: dict(v) for k, v in result.settings.items()}
+        self.needs_reset = list(result.reboot_cards)
+        return Decision(drain=result.reboot, reboot=result.reboot)
 
     def check_status_changes(self, node_state: dict[str, Any]) -> bool:
-        return self._changes(node_state)[1]
+        return self._changes(node_state).reboot
 
     def apply(self) -> None:
         if self.pending and self.lockdown():

@@ -2,16 +2,19 @@
 
 No firmware, no sriov_numvfs: apply binds each device to its group's driver and sets the MTU, only
 when the spec differs from the last applied one (kept in the state dir so a restart does not redo it).
-Never asks for a reboot; asks for a drain when an already applied configuration changes.
+Never asks for a reboot; asks for a drain when an already applied configuration changes
+(`sriovop.host.decision.decide_virtual`, pure, shared with `sriovop plan`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import structlog
 
+from sriovop.host.decision import HostFacts, decide_virtual
 from sriovop.host.drivers import Drivers
 from sriovop.host.errors import ApplyError
 from sriovop.host.host import Host
@@ -43,14 +46,15 @@ class VirtualPlugin:
             return []
         return data if isinstance(data, list) else []
 
+    def contribute_facts(self, node_state: dict[str, Any], facts: HostFacts) -> HostFacts:
+        """Publishes what `decide_virtual` reads, so `sriovop plan` decides as this plugin does."""
+        return replace(facts, virtual=True, virtual_last_applied=tuple(self.last_applied()))
+
     def on_node_state_change(self, node_state: dict[str, Any]) -> Decision:
-        if ((node_state.get("spec") or {}).get("bridges") or {}).get("ovs"):
-            # Upstream: "operation not supported by the platform"; refused, not ignored.
-            raise ValueError("spec.bridges: software bridges are not supported on virtual platforms (OpenStack, AWS)")
+        result = decide_virtual(node_state.get("spec"), self.last_applied())
         spec = spec_interfaces(node_state)
-        last = self.last_applied()
-        self.desired = spec if spec != last else None
-        return Decision(drain=bool(self.desired is not None and last), reboot=False)
+        self.desired = spec if spec != self.last_applied() else None
+        return Decision(drain=result.drain, reboot=False)
 
     def check_status_changes(self, node_state: dict[str, Any]) -> bool:
         return spec_interfaces(node_state) != self.last_applied()
