@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +28,9 @@ from sriovop.daemon.generation import AppliedGeneration
 from sriovop.host.decision import HOST_FACTS_ANNOTATION
 from sriovop.host.paths import HostPaths
 from sriovop.host.sim import SimHost
+from sriovop.host.sim_ovs import SimOvsdb
 from sriovop.runtime.client import Client
-from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.runtime.errors import ApiError, Conflict, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from test.support.controllers_harness import node_policy_controller, policy_status_controller
 from test.support.daemon_harness import client_for, running_daemon, wait_for
@@ -133,29 +134,37 @@ class Cluster:
 
 
 @contextmanager
-def plan_cluster(kubeconfig: Path, tmp: Path) -> Iterator[Cluster]:
+def plan_cluster(kubeconfig: Path, tmp: Path, *, hosts: Mapping[str, tuple[list[str], str, dict[str, str]]] = HOSTS,
+                 feature_gates: Mapping[str, bool] | None = None, ovs: bool = False,
+                 **daemon_settings: Any) -> Iterator[Cluster]:
     """The operator's node-policy, drain and policy-status controllers and one config daemon per
-    simulated host."""
+    simulated host (with `ovs`, each host gets an OVSDB, sriovop.host.sim_ovs; `daemon_settings`
+    override the daemons' DaemonSettings)."""
     namespace = f"plan-{uuid.uuid4().hex[:6]}"
     create_namespace(kubeconfig, namespace)
     client = client_for(kubeconfig)
-    names = {n: f"{n}-{SUFFIX}" for n in HOSTS}
+    names = {n: f"{n}-{SUFFIX}" for n in hosts}
     with ExitStack() as stack:
         client.create(CONFIG_MAP, supported_nic_ids_configmap(namespace), namespace)
         client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace},
-                                              "spec": {"configDaemonNodeSelector": ALL}}, namespace)
+                                              "spec": {"configDaemonNodeSelector": ALL,
+                                                       "featureGates": dict(feature_gates or {})}}, namespace)
         sims: dict[str, SimHost] = {}
-        for short, (nics, cmdline, labels) in HOSTS.items():
+        for short, (nics, cmdline, labels) in hosts.items():
             node = names[short]
             client.create(NODE, {"metadata": {"name": node, "labels": {
                 **WORKER, **labels, **ALL, "kubernetes.io/hostname": node}}})
             stack.callback(_delete_node, client, node)
             sims[node] = stack.enter_context(SimHost(tmp / short / "host", nics, cmdline=cmdline))
+            if ovs:
+                db = SimOvsdb(sims[node].root)
+                stack.callback(db.stop)
+                db.start()
         stack.enter_context(node_policy_controller(kubeconfig, namespace, stale_delay_minutes=0))
         stack.enter_context(running_drain_manager(kubeconfig, namespace))
         stack.enter_context(policy_status_controller(kubeconfig, namespace))
         for node, sim in sims.items():
-            stack.enter_context(running_daemon(kubeconfig, namespace, node, sim.root))
+            stack.enter_context(running_daemon(kubeconfig, namespace, node, sim.root, **daemon_settings))
         for node in sims:  # the daemon has reported the host and published its facts
             wait_for(lambda n=node: _ready(client, namespace, n), 90, f"NodeState {node} reported")
         log = DrainLog(client, namespace).start()
@@ -215,3 +224,20 @@ def reboot_if_asked(c: Cluster, node: str, plan_node: dict[str, Any]) -> bool:
     return False
 
 
+def create_or_replace(c: Cluster, body: dict[str, Any]) -> None:
+    """`kubectl replace` (or create): the policy status controller writes status at any moment, which
+    moves the resourceVersion, so a replace that loses that race reads the policy again and retries."""
+    name = body["metadata"]["name"]
+    for _ in range(20):
+        try:
+            old = c.client.get(SRIOV_NETWORK_NODE_POLICY, name, c.namespace)
+        except NotFound:
+            c.client.create(SRIOV_NETWORK_NODE_POLICY, body, c.namespace)
+            return
+        body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        try:
+            c.client.update(SRIOV_NETWORK_NODE_POLICY, body)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"policy {name}: 20 conflicting writes in a row")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sriovop.host import Host, HostError
+from sriovop.host.errors import ValidationError
 from sriovop.host.plugins import (
     Decision,
     GenericPlugin,
@@ -209,7 +210,7 @@ def test_virtual_binds_passthrough_devices_and_never_reboots(tmp_path: Path) -> 
         plugin.apply()
         assert link_basename(host.paths.device(vf) / "driver") == "iavf"
         # Software bridges are refused on a virtual platform, not ignored.
-        with pytest.raises(ValueError, match=r"spec\.bridges: software bridges are not supported on virtual"):
+        with pytest.raises(ValidationError, match=r"spec\.bridges: software bridges are not supported on virtual"):
             plugin.on_node_state_change({"spec": {"interfaces": spec2, "bridges": {"ovs": [{"name": "br-x"}]}},
                                          "status": {"interfaces": []}})
 

@@ -22,13 +22,14 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import read_snapshot
-from sriovop.runtime.errors import Conflict, NotFound
+from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import CONFIG_MAP
 from test.support.daemon_harness import wait_for
 from test.support.plan_cluster import (
     HOSTS,
     Cluster,
     converged,
+    create_or_replace,
     pol,
     reboot_if_asked,
     set_pools,
@@ -176,7 +177,7 @@ def test_plan_matches_what_the_operator_and_daemons_do(plan_cluster: Cluster, in
                 except NotFound:
                     pass
                 continue
-            _create_or_replace(c, {**policy, "metadata": {"name": name, "namespace": c.namespace}})
+            create_or_replace(c, {**policy, "metadata": {"name": name, "namespace": c.namespace}})
 
     # Reality, field by field.
     for node in plan["nodes"]:
@@ -205,22 +206,3 @@ def _device_plugin_matches(c: Cluster, plan: dict[str, Any]) -> dict[str, str] |
     data = c.client.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, c.namespace).get("data") or {}
     ok = all(data.get(n["name"]) == n["devicePluginConfig"] for n in plan["nodes"])
     return dict(data) if ok else None
-
-
-def _create_or_replace(c: Cluster, body: dict[str, Any]) -> None:
-    """`kubectl replace` (or create): the policy status controller writes status at any moment, which
-    moves the resourceVersion, so a replace that loses that race reads the policy again and retries."""
-    name = body["metadata"]["name"]
-    for _ in range(20):
-        try:
-            old = c.client.get(SRIOV_NETWORK_NODE_POLICY, name, c.namespace)
-        except NotFound:
-            c.client.create(SRIOV_NETWORK_NODE_POLICY, body, c.namespace)
-            return
-        body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-        try:
-            c.client.update(SRIOV_NETWORK_NODE_POLICY, body)
-            return
-        except Conflict:
-            continue
-    raise AssertionError(f"policy {name}: 20 conflicting writes in a row")

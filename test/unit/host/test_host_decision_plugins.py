@@ -10,7 +10,7 @@ import pytest
 
 from sriovop.host.decision import HostFacts, decide_generic, decide_node, decide_virtual
 from sriovop.host.errors import HostError, ValidationError
-from sriovop.host.mellanox_firmware import firmware_changes, nics_to_query
+from sriovop.host.mellanox_firmware import cards, firmware_changes, nics_to_query
 
 P0, P1 = "0000:3b:00.0", "0000:3b:00.1"
 OTHER = "0000:5e:00.0"
@@ -49,6 +49,7 @@ def test_mellanox_firmware_changes(spec: list[dict[str, Any]], fw: dict[str, int
 
 def test_mellanox_unknown_firmware_is_not_decided_and_only_needed_cards_are_queried() -> None:
     status = [mlx(P0), mlx(P1), mlx(OTHER), {"pciAddress": "0000:18:00.0", "vendor": "8086"}]
+    assert cards(status) == [P0, OTHER]
     assert nics_to_query([want(P1, 4)], status, set()) == [P0]
     assert nics_to_query([], status, {OTHER}) == [OTHER]
     assert firmware_changes([want(P0, 64)], status, {}, set()).reboot is False
@@ -106,3 +107,19 @@ def test_new_host_facts_round_trip_and_bad_input() -> None:
         HostFacts.from_json('{"mellanoxFirmware": {"x": 1}}')
     with pytest.raises(ValueError, match="virtualLastApplied"):
         HostFacts.from_json('{"virtualLastApplied": {}}')
+
+
+def test_mellanox_lockdown_and_bluefield_dpu() -> None:
+    status = [mlx(P0), mlx(P1), {"pciAddress": OTHER, "vendor": "8086"}]
+    with pytest.raises(HostError, match=r"kernel lockdown \(integrity\)"):
+        firmware_changes([want(P0, 4)], status, {}, set(), lockdown="integrity")
+    assert firmware_changes([want(OTHER, 4)], status, {}, set(), lockdown="integrity").settings == {}
+    with pytest.raises(HostError, match="BlueField in DPU mode"):
+        firmware_changes([want(P0, 64)], status, {P0: FW_OK}, set(), dpu={P0})
+    assert firmware_changes([want(P0, 4)], status, {P0: FW_OK}, set(), dpu={P0}).settings == {}  # nothing to change
+    raised = firmware_changes([want(P0, 64)], status, {P0: FW_OK}, set())
+    assert raised.reboot_cards == (P0,)
+    facts = HostFacts(lockdown="integrity", mellanox_dpu=frozenset({P0}))
+    assert HostFacts.from_json(facts.to_json()) == facts
+    with pytest.raises(HostError, match="lockdown"):
+        decide_node({"interfaces": [want(P0, 4)]}, {"interfaces": status}, facts)
