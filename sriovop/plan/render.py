@@ -37,6 +37,8 @@ def render_plan(plan: Mapping[str, Any]) -> str:
             lines.append(f"  drain: {reason}")
         if node.get("missingKernelArgs"):
             lines.append("  reboot: kernel arguments missing: " + " ".join(node["missingKernelArgs"]))
+        for reason in node.get("rebootReasons") or []:
+            lines.append(f"  reboot: {reason}")
         for pf in node["pfs"]:
             if pf["action"] == "unchanged" and not node["changed"]:
                 continue

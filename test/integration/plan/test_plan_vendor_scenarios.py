@@ -25,6 +25,7 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts
 from sriovop.plan.compute import compute_plan
+from sriovop.plan.render import render_plan
 from sriovop.plan.snapshot import read_snapshot
 from sriovop.runtime.kinds import CONFIG_MAP
 from test.support.daemon_harness import wait_for
@@ -105,8 +106,10 @@ def test_plan_matches_reality_for_firmware_and_bridges(vendor_cluster: Cluster, 
     assert node.get("daemonError") is None, node
     assert node["disruption"] == disruption, node
     planned_reasons = " | ".join(node.get("drainReasons", []) + node.get("rebootReasons", []))
+    text = render_plan(plan)
     for reason in reasons:
         assert reason in planned_reasons, (reason, planned_reasons)
+        assert reason in text, text
     if index == 3:  # the point of the scenario: the interfaces stay as they are
         state = c.client.get(SRIOV_NETWORK_NODE_STATE, node["name"], c.namespace)
         assert state["spec"]["interfaces"] == node["spec"]["interfaces"]
