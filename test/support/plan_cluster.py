@@ -136,10 +136,11 @@ class Cluster:
 @contextmanager
 def plan_cluster(kubeconfig: Path, tmp: Path, *, hosts: Mapping[str, tuple[list[str], str, dict[str, str]]] = HOSTS,
                  feature_gates: Mapping[str, bool] | None = None, ovs: bool = False,
-                 **daemon_settings: Any) -> Iterator[Cluster]:
+                 group: Mapping[str, str] = ALL, **daemon_settings: Any) -> Iterator[Cluster]:
     """The operator's node-policy, drain and policy-status controllers and one config daemon per
     simulated host (with `ovs`, each host gets an OVSDB, sriovop.host.sim_ovs; `daemon_settings`
-    override the daemons' DaemonSettings)."""
+    override the daemons' DaemonSettings). `group`: the labels of these nodes only, the operator's
+    configDaemonNodeSelector (two clusters of this kind share a control plane with distinct groups)."""
     namespace = f"plan-{uuid.uuid4().hex[:6]}"
     create_namespace(kubeconfig, namespace)
     client = client_for(kubeconfig)
@@ -147,13 +148,13 @@ def plan_cluster(kubeconfig: Path, tmp: Path, *, hosts: Mapping[str, tuple[list[
     with ExitStack() as stack:
         client.create(CONFIG_MAP, supported_nic_ids_configmap(namespace), namespace)
         client.create(SRIOV_OPERATOR_CONFIG, {"metadata": {"name": "default", "namespace": namespace},
-                                              "spec": {"configDaemonNodeSelector": ALL,
+                                              "spec": {"configDaemonNodeSelector": dict(group),
                                                        "featureGates": dict(feature_gates or {})}}, namespace)
         sims: dict[str, SimHost] = {}
         for short, (nics, cmdline, labels) in hosts.items():
             node = names[short]
             client.create(NODE, {"metadata": {"name": node, "labels": {
-                **WORKER, **labels, **ALL, "kubernetes.io/hostname": node}}})
+                **WORKER, **labels, **group, "kubernetes.io/hostname": node}}})
             stack.callback(_delete_node, client, node)
             sims[node] = stack.enter_context(SimHost(tmp / short / "host", nics, cmdline=cmdline))
             if ovs:

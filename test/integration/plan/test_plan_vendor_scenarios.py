@@ -32,6 +32,7 @@ from test.support.daemon_harness import wait_for
 from test.support.host_sim import FAST
 from test.support.plan_cluster import (
     IOMMU,
+    SUFFIX,
     Cluster,
     converged,
     create_or_replace,
@@ -43,6 +44,8 @@ from test.support.plan_cluster import plan_cluster as start_plan_cluster
 
 FAKE_MST = Path(__file__).resolve().parents[2] / "support" / "host_fake_mstconfig.py"
 HOSTS = {"n-m": (["cx6dx"], IOMMU, {"rack": "rm"})}
+#: Its own node group: the package's other plan cluster may run on the same control plane.
+GROUP = {"plan-test-vendor": SUFFIX}
 FIRMWARE = {"SRIOV_EN": 1, "NUM_OF_VFS": 8, "LINK_TYPE_P1": 2, "LINK_TYPE_P2": 2}
 
 
@@ -60,7 +63,7 @@ def vendor_cluster(control_plane: Any, tmp_path_factory: pytest.TempPathFactory)
         mp.setenv("FAKE_MST_STATE", str(state))
         mp.setenv("FAKE_MST_LOG", str(tmp / "mst-log.jsonl"))
         with start_plan_cluster(control_plane.kubeconfig, tmp, hosts=HOSTS, ovs=True,
-                                feature_gates={consts.FG_MANAGE_SOFTWARE_BRIDGES: True},
+                                feature_gates={consts.FG_MANAGE_SOFTWARE_BRIDGES: True}, group=GROUP,
                                 apply_options=replace(FAST, manage_software_bridges=True)) as c:
             (node,) = c.sims
             first = c.sims[node].describe()["pfs"][0]["pciAddress"]
@@ -81,7 +84,7 @@ def mlx(name: str, *, vfs: int, bridge_rxq: str | None = None) -> dict[str, Any]
     if bridge_rxq is not None:
         extra = {"eSwitchMode": "switchdev",
                  "bridge": {"ovs": {"uplink": {"interface": {"options": {"n_rxq": bridge_rxq}}}}}}
-    return pol(name, vendor="15b3", pf=["ens1f0"], vfs=vfs, res="rm", **extra)
+    return pol(name, vendor="15b3", pf=["ens1f0"], vfs=vfs, res="rm", sel=GROUP, **extra)
 
 
 #: (what it shows, the policy, the planned disruption, the planned reasons that must be there)
