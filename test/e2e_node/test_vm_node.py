@@ -12,13 +12,16 @@ One scenario (module fixture) records what happened; the tests assert on the rec
 2. the config-daemon pod is Ready on the guest node;
 3. a policy for 4 VFs on eth0 -> NodeState Succeeded; every VF in the status cross-checked against the
    guest's sysfs and `ip -j link` (run in the guest, outside the pod);
-4. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
+4. the policy changes to 5 VFs, MTU 9000; while the daemon applies it its pod is force-deleted
+   (grace period 0); the DaemonSet's new pod converges: Succeeded, every VF cross-checked again;
+5. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import shutil
 import subprocess
 import tempfile
 import time
@@ -52,6 +55,8 @@ PF_PCI = "0000:01:00.0"
 PF_NAME = "eth0"
 NUM_VFS = 4
 POLICY = "vm-igb"
+CHANGED_VFS = 5
+CHANGED_MTU = 9000
 # TCG guest under a loaded machine: every step gets minutes.
 STEP_TIMEOUT_S = 900.0
 
@@ -108,12 +113,23 @@ def _daemon_pod(kube: Client) -> dict[str, Any] | None:
     return None
 
 
-def _policy(num_vfs: int) -> dict[str, Any]:
+def _policy(num_vfs: int, mtu: int = 1500) -> dict[str, Any]:
     return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
             "metadata": {"name": POLICY, "namespace": NAMESPACE}, "spec": {
-                "resourceName": "igbvfs", "numVfs": num_vfs, "priority": 10, "deviceType": "netdevice",
+                "resourceName": "igbvfs", "numVfs": num_vfs, "mtu": mtu, "priority": 10,
+                "deviceType": "netdevice",
                 "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
                 "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
+
+
+def _configured(kube: Client, num_vfs: int, mtu: int) -> dict[str, Any] | None:
+    """The PF's status once the NodeState is Succeeded with `num_vfs` VFs at `mtu` (else None)."""
+    state = _node_state(kube)
+    pf = _pf_status(state)
+    if (state.get("status") or {}).get("syncStatus") != "Succeeded" or pf is None:
+        return None
+    vfs = pf.get("Vfs") or []
+    return pf if len(vfs) == num_vfs and all(int(vf.get("mtu") or 0) == mtu for vf in vfs) else None
 
 
 def _kernel_view(shell: GuestShell) -> dict[str, Any]:
@@ -129,10 +145,11 @@ def _kernel_view(shell: GuestShell) -> dict[str, Any]:
     return {"numvfs": int(lines[-1].split()[1]), "vfs": vfs, "links": links}
 
 
-def _cross_check(pf: dict[str, Any], kernel: dict[str, Any]) -> int:
+def _cross_check(pf: dict[str, Any], kernel: dict[str, Any], num_vfs: int, mtu: int) -> int:
     """Every VF the daemon reports is the kernel's: same PCI address, igbvf-bound netdev, MAC, MTU."""
     reported = pf.get("Vfs") or []
-    assert kernel["numvfs"] == NUM_VFS == pf.get("numVfs") == len(reported), (kernel["numvfs"], pf)
+    assert kernel["numvfs"] == num_vfs == pf.get("numVfs") == len(reported), (kernel["numvfs"], pf)
+    assert int(kernel["links"][PF_NAME]["mtu"]) == mtu, kernel["links"][PF_NAME]
     assert sorted(v["pciAddress"] for v in reported) == sorted(kernel["vfs"]), (reported, kernel["vfs"])
     for vf in reported:
         dev = kernel["vfs"][vf["pciAddress"]]
@@ -140,7 +157,7 @@ def _cross_check(pf: dict[str, Any], kernel: dict[str, Any]) -> int:
         assert vf["name"] == dev["netdev"], (vf, dev)
         link = kernel["links"][dev["netdev"]]
         assert vf["mac"].lower() == link["address"].lower(), (vf, link)
-        assert int(vf["mtu"]) == int(link["mtu"]), (vf, link)
+        assert int(vf["mtu"]) == int(link["mtu"]) == mtu, (vf, link)
         assert vf.get("driver") == "igbvf", vf
     return len(reported)
 
@@ -176,19 +193,26 @@ def scenario() -> Iterator[dict[str, Any]]:
 
         started = time.monotonic()
         kube.create(SRIOV_NETWORK_NODE_POLICY, _policy(NUM_VFS), NAMESPACE)
-
-        def configured() -> dict[str, Any] | None:
-            state = _node_state(kube)
-            pf = _pf_status(state)
-            status = state.get("status") or {}
-            ok = status.get("syncStatus") == "Succeeded" and pf and len(pf.get("Vfs") or []) == NUM_VFS
-            return state if ok else None
-
-        state = _wait("NodeState Succeeded with the VFs", configured)
+        pf = _wait("NodeState Succeeded with the VFs", lambda: _configured(kube, NUM_VFS, 1500))
         record["policy_to_succeeded_s"] = round(time.monotonic() - started, 1)
-        pf = _pf_status(state)
-        assert pf is not None
-        record["vfs_checked"] = _cross_check(pf, _kernel_view(shell))
+        record["vfs_checked"] = _cross_check(pf, _kernel_view(shell), NUM_VFS, 1500)
+
+        # MTU and VF count change; the daemon pod is force-deleted while it applies the change.
+        old_pod = _daemon_pod(kube)
+        assert old_pod is not None
+        kube.patch(SRIOV_NETWORK_NODE_POLICY, POLICY, {"spec": {"numVfs": CHANGED_VFS, "mtu": CHANGED_MTU}},
+                   NAMESPACE)
+        phase = _wait("the daemon to start applying the change", lambda: (
+            "InProgress" if (_node_state(kube).get("status") or {}).get("syncStatus") == "InProgress"
+            else "done" if _configured(kube, CHANGED_VFS, CHANGED_MTU) else None), interval=0.2)
+        record["force_deleted_mid_apply"] = phase == "InProgress"
+        kube.delete(POD, old_pod["metadata"]["name"], NAMESPACE, grace_period_seconds=0)
+        started = time.monotonic()
+        _wait("a new config-daemon pod Ready", lambda: (p := _daemon_pod(kube)) and p["metadata"]["uid"]
+              != old_pod["metadata"]["uid"])
+        pf = _wait("NodeState Succeeded after the change", lambda: _configured(kube, CHANGED_VFS, CHANGED_MTU))
+        record["change_after_force_delete_s"] = round(time.monotonic() - started, 1)
+        record["vfs_checked"] += _cross_check(pf, _kernel_view(shell), CHANGED_VFS, CHANGED_MTU)
 
         started = time.monotonic()
         kube.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, NAMESPACE)
@@ -212,7 +236,9 @@ def scenario() -> Iterator[dict[str, Any]]:
             keep_logs(guest, LOGS)
             guest.kill()
         try:
-            (cluster_dir / "cluster.json").exists() and cluster_down(cluster_dir)
+            if (cluster_dir / "cluster.json").exists():
+                cluster_down(cluster_dir)
+            shutil.rmtree(cluster_dir, ignore_errors=True)
         finally:
             RESULT.parent.mkdir(exist_ok=True)
             summary = {k: record.get(k) for k in ("join_s", "daemon_pod_ready_s", "policy_to_succeeded_s",
@@ -231,7 +257,14 @@ def test_guest_joined_and_runs_a_pod(scenario: dict[str, Any]) -> None:
 
 
 def test_daemon_pod_configured_real_vfs(scenario: dict[str, Any]) -> None:
-    assert scenario.get("vfs_checked") == NUM_VFS, scenario.get("error")
+    assert scenario.get("policy_to_succeeded_s") is not None, scenario.get("error")
+    assert scenario.get("vfs_checked", 0) >= NUM_VFS, scenario
+
+
+def test_change_converges_after_the_daemon_pod_is_force_deleted(scenario: dict[str, Any]) -> None:
+    assert scenario.get("change_after_force_delete_s") is not None, scenario.get("error")
+    assert scenario.get("force_deleted_mid_apply"), scenario
+    assert scenario.get("vfs_checked") == NUM_VFS + CHANGED_VFS, scenario
 
 
 def test_policy_deleted_resets_the_pf(scenario: dict[str, Any]) -> None:
