@@ -10,8 +10,9 @@ One scenario (module fixture) records what happened; the tests assert on the rec
 `make e2e-node` prints the summary as the last line (build/e2e-node.json):
 1. join: the node is Ready and schedulable, labelled worker; a pause pod runs on it;
 2. the config-daemon pod is Ready on the guest node;
-3. a policy for 4 VFs on eth0 -> NodeState Succeeded; every VF in the status cross-checked against the
-   guest's sysfs and `ip -j link` (run in the guest, outside the pod);
+3. a policy for 4 VFs on eth0 -> NodeState Succeeded (the device-plugin pod's main container, sampled
+   every second, runs only once it is, behind its wait-for-config init container); every VF in the
+   status cross-checked against the guest's sysfs and `ip -j link` (run in the guest, outside the pod);
 4. the policy changes to 5 VFs, MTU 9000; while the daemon applies it its pod is force-deleted
    (grace period 0); the DaemonSet's new pod converges: Succeeded, every VF cross-checked again;
 5. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
@@ -122,6 +123,17 @@ def _policy(num_vfs: int, mtu: int = 1500) -> dict[str, Any]:
                 "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
 
 
+def _device_plugin_running(kube: Client) -> str:
+    """The name of the device-plugin pod whose main container runs on the guest node, or ''."""
+    for pod in kube.list(POD, NAMESPACE, label_selector="app=sriov-device-plugin"):
+        if (pod.get("spec") or {}).get("nodeName") != NODE_NAME:
+            continue
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            if (status.get("state") or {}).get("running"):
+                return str(pod["metadata"]["name"])
+    return ""
+
+
 def _configured(kube: Client, num_vfs: int, mtu: int) -> dict[str, Any] | None:
     """The PF's status once the NodeState is Succeeded with `num_vfs` VFs at `mtu` (else None)."""
     state = _node_state(kube)
@@ -193,8 +205,21 @@ def scenario() -> Iterator[dict[str, Any]]:
 
         started = time.monotonic()
         kube.create(SRIOV_NETWORK_NODE_POLICY, _policy(NUM_VFS), NAMESPACE)
-        pf = _wait("NodeState Succeeded with the VFs", lambda: _configured(kube, NUM_VFS, 1500))
+        early: list[str] = []
+
+        def configured_gated() -> dict[str, Any] | None:
+            # Device-plugin gating: sampled every second, its main container must not run before Succeeded.
+            running_before = _device_plugin_running(kube)
+            pf = _configured(kube, NUM_VFS, 1500)
+            if pf is None and running_before:
+                early.append(running_before)
+            return pf
+
+        pf = _wait("NodeState Succeeded with the VFs", configured_gated)
         record["policy_to_succeeded_s"] = round(time.monotonic() - started, 1)
+        record["device_plugin_ran_early"] = early
+        record["device_plugin_running"] = _wait("the device-plugin pod running on the guest node",
+                                                lambda: _device_plugin_running(kube))
         record["vfs_checked"] = _cross_check(pf, _kernel_view(shell), NUM_VFS, 1500)
 
         # MTU and VF count change; the daemon pod is force-deleted while it applies the change.
@@ -259,6 +284,11 @@ def test_guest_joined_and_runs_a_pod(scenario: dict[str, Any]) -> None:
 def test_daemon_pod_configured_real_vfs(scenario: dict[str, Any]) -> None:
     assert scenario.get("policy_to_succeeded_s") is not None, scenario.get("error")
     assert scenario.get("vfs_checked", 0) >= NUM_VFS, scenario
+
+
+def test_device_plugin_starts_only_after_the_node_is_configured(scenario: dict[str, Any]) -> None:
+    assert scenario.get("device_plugin_running"), scenario.get("error")
+    assert scenario.get("device_plugin_ran_early") == [], scenario
 
 
 def test_change_converges_after_the_daemon_pod_is_force_deleted(scenario: dict[str, Any]) -> None:
