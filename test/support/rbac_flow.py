@@ -306,6 +306,11 @@ def conflicting_pools(client: Client, timeline: Timeline, node: str) -> None:
             bump += 1  # each change of a pool makes the operator reconcile it and warn again
             client.patch(SRIOV_NETWORK_POOL_CONFIG, names[1], {"metadata": {"labels": {"bump": str(bump)}}}, NS)
             time.sleep(0.5)
+        # The status controller's write (its own debounced pass) must come before the deletion, or
+        # whether the flow used the pool-status grant would depend on timing.
+        for name in names:
+            wait_until(f"pool {name}'s status conditions", lambda n=name: bool(
+                (client.get(SRIOV_NETWORK_POOL_CONFIG, n, NS).get("status") or {}).get("conditions")))
     with timeline.step("delete the two pools"):
         for name in names:
             client.delete(SRIOV_NETWORK_POOL_CONFIG, name, NS)
