@@ -6,15 +6,16 @@ The device plugin parses this JSON with the Go types upstream pins (sriov-networ
 - `{"resourceList":null}` for a node that gets no resource (a nil Go slice);
 - each entry is `resourceName`, `excludeTopology` (only when true), `selectors`, and `"SelectorObj":null`
   (an untagged interface field);
-- selector keys in struct order: vendors, devices, drivers, pciAddresses, pfNames, rootDevices,
+- selector keys in struct order: vendors, devices, (drivers, never set), pciAddresses, pfNames, rootDevices,
   linkTypes, then the untagged `IsRdma` and `NeedVhostNet` (always present, capitalised), then
   `vdpaType`; empty lists are omitted;
 - HTML characters escaped as `\\u003c` etc., as Go does.
 
-A `deviceType: vfio-pci` policy adds `"drivers": ["vfio-pci"]` to its resource's selectors, as upstream's
-createDevicePluginResource/updateDevicePluginResource still do (the driver is the only thing that tells
-the device plugin to pick the VFs the daemon bound to vfio-pci). A resource merged from a vfio-pci policy
-and a netdevice policy therefore only holds vfio-pci VFs, upstream and here alike.
+A `deviceType: vfio-pci` policy adds no `drivers` selector, as upstream's createDevicePluginResource/
+updateDevicePluginResource no longer do: the VFs are already chosen by vendor, device, pfNames and
+rootDevices, and a driver selector would empty a resource that merges a vfio-pci policy for one vendor
+with a netdevice policy for another (e.g. Intel VFs on vfio-pci and Mellanox VFs, which DPDK drives
+through mlx5_core, under one resource name). Its linkType is still left out (not detectable on vfio-pci).
 
 Policies with the same resourceName merge into one entry (lists unique-appended, IsRdma/NeedVhostNet/
 vdpaType from the first policy, excludeTopology from the last).
@@ -34,7 +35,7 @@ from sriovop.api.v1.supportednics import SupportedNics
 LINK_TYPE_ETHERNET = "ether"
 LINK_TYPE_INFINIBAND = "infiniband"
 
-_SELECTOR_LISTS = ("vendors", "devices", "drivers", "pciAddresses", "pfNames", "rootDevices", "linkTypes")
+_SELECTOR_LISTS = ("vendors", "devices", "pciAddresses", "pfNames", "rootDevices", "linkTypes")
 
 
 class DevicePluginConfigError(ValueError):
@@ -88,8 +89,6 @@ def _add_policy(selectors: dict[str, Any], policy: Mapping[str, Any], nodestate:
         _unique_append(lists["linkTypes"], link)
     if nic.get("rootDevices"):
         _unique_append(lists["rootDevices"], *[str(r) for r in nic["rootDevices"]])
-    if device_type == consts.DEVICE_TYPE_VFIO_PCI:
-        _unique_append(lists["drivers"], device_type)
     if nic.get("netFilter"):
         if not interfaces:
             name = ((nodestate or {}).get("metadata") or {}).get("name", "")

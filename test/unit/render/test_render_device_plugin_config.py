@@ -46,8 +46,20 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "rdma-vhost-vdpa-exclude": [policy("p", resourceName="mlx", numVfs=8, isRdma=True, needVhostNet=True,
                                        vdpaType="virtio", excludeTopology=True, linkType="eth",
                                        nicSelector={"vendor": "15b3", "deviceID": "101d"})],
-    "vfio-no-linktype-driver": [policy("p", resourceName="dpdk", numVfs=4, deviceType="vfio-pci",
-                                       linkType="ib", nicSelector={"rootDevices": ["0000:3b:00.1"]})],
+    "vfio-no-linktype-no-driver": [policy("p", resourceName="dpdk", numVfs=4, deviceType="vfio-pci",
+                                          linkType="ib", nicSelector={"rootDevices": ["0000:3b:00.1"]})],
+    # One resource for DPDK on Intel (vfio-pci) and Mellanox (mlx5_core, isRdma) nodes: no drivers
+    # selector, so the Mellanox VFs are not filtered out (upstream's reason for dropping it).
+    "vfio-mixed-vendor-merge": [
+        policy("intel", priority=10, resourceName="dpdk", numVfs=4, deviceType="vfio-pci",
+               nicSelector={"vendor": "8086", "deviceID": "158b"}),
+        policy("mlx", priority=20, resourceName="dpdk", numVfs=4, isRdma=True,
+               nicSelector={"vendor": "15b3", "deviceID": "101d"}),
+    ],
+    # Upstream's own examples (TestRenderDevicePluginConfigData): vdpa virtio, vdpa vhost, excludeTopology.
+    "upstream-vdpa-virtio": [policy("p", resourceName="resourceName", vdpaType="virtio")],
+    "upstream-vdpa-vhost": [policy("p", resourceName="resourceName", vdpaType="vhost")],
+    "upstream-exclude-topology": [policy("p", resourceName="resourceName", excludeTopology=True)],
     "ib-linktype": [policy("p", resourceName="ib", numVfs=4, linkType="IB", nicSelector={"vendor": "15b3"})],
     "pfnames-altname-resolved": [policy("p", resourceName="part", numVfs=8,
                                         nicSelector={"pfNames": ["enp59s0f0#0-3", "ens1f1"]})],
@@ -96,6 +108,13 @@ def test_merge_order_and_last_exclude_topology() -> None:
     assert shared["selectors"]["IsRdma"] is True  # from b, which created the entry
     assert shared["selectors"]["devices"] == ["1889", "154c"]
     assert shared["selectors"]["pfNames"] == ["ens1f0#4-7", "ens1f0#0-3"]
+
+
+def test_vfio_pci_gets_no_drivers_selector() -> None:
+    text, _ = node_config_json(sort_policies(CASES["vfio-mixed-vendor-merge"]), NODE, STATE, NICS)
+    (entry,) = json.loads(text)["resourceList"]
+    assert "drivers" not in entry["selectors"]
+    assert entry["selectors"]["vendors"] == ["15b3", "8086"]  # priority 20 sorts first, as upstream
 
 
 def test_netfilter_without_reported_interfaces_is_an_error() -> None:
