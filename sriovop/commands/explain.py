@@ -8,8 +8,6 @@ import click
 
 from sriovop.commands._options import kubeconfig_option
 from sriovop.commands.plan import namespace_option, output_option, read_cluster
-from sriovop.plan.explain import ExplainError, explain
-from sriovop.plan.render import render_explain
 
 
 @click.command()
@@ -27,6 +25,9 @@ def command(what: str, name: str, kubeconfig: str | None, namespace: str, output
     took the PF (priority, name order), or the externally-managed limit it breaks. Also shows each
     node's sync status, drain/reboot state and last error.
     """
+    from sriovop.plan.explain import ExplainError, explain
+    from sriovop.plan.render import render_explain
+
     snap = read_cluster(kubeconfig, namespace)
     try:
         report = explain(snap, node=name if what == "node" else None, policy=name if what == "policy" else None)

@@ -1,21 +1,23 @@
-"""`sriovop plan`: what applying or deleting SriovNetworkNodePolicies would do, without writing anything."""
+"""`sriovop plan`: what applying or deleting SriovNetworkNodePolicies would do, without writing anything.
+
+The planner, the API client and what they pull in (kubernetes, pyroute2, structlog, ...) are imported
+inside the functions: `sriovop plan --help` and `sriovop explain --help` would otherwise pay for them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from sriovop.api.v1 import consts
 from sriovop.commands._options import kubeconfig_option
-from sriovop.plan.compute import compute_plan
-from sriovop.plan.render import render_plan
-from sriovop.plan.snapshot import PlanInputError, Snapshot, load_policies, read_snapshot
-from sriovop.runtime.client import Client
-from sriovop.runtime.config import ConfigError, load_config
-from sriovop.runtime.errors import ApiError
+
+if TYPE_CHECKING:
+    from sriovop.plan.snapshot import Snapshot
 
 namespace_option = click.option(
     "--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE, consts.DEFAULT_OPERATOR_NAMESPACE),
@@ -31,6 +33,11 @@ class NoPlan(click.ClickException):
 
 
 def read_cluster(kubeconfig: str | None, namespace: str) -> Snapshot:
+    from sriovop.plan.snapshot import read_snapshot
+    from sriovop.runtime.client import Client
+    from sriovop.runtime.config import ConfigError, load_config
+    from sriovop.runtime.errors import ApiError
+
     try:
         client = Client(load_config(kubeconfig))
         try:
@@ -64,6 +71,10 @@ def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namesp
     Exit code: 0 admissible and nothing disruptive, 1 denied, 2 at least one node drains or reboots,
     3 no plan (unusable file, cluster unreachable).
     """
+    from sriovop.plan.compute import compute_plan
+    from sriovop.plan.render import render_plan
+    from sriovop.plan.snapshot import PlanInputError, load_policies
+
     try:
         given = load_policies(files, namespace)
     except PlanInputError as exc:

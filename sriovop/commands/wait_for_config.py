@@ -18,10 +18,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import tenacity
 
 from sriovop.api.v1 import consts
 from sriovop.commands._lazylog import lazy_logger
@@ -35,6 +34,9 @@ from sriovop.runtime.errors import (
     Unauthorized,
 )
 from sriovop.runtime.kinds import POD
+
+if TYPE_CHECKING:
+    import tenacity
 
 log = lazy_logger(__name__)
 
@@ -91,6 +93,7 @@ class Waiter:
         self.wait()
 
     def mark(self) -> None:
+        import tenacity  # here, not at the top: `wait-for-config --help` need not pay for it
 
         def before_sleep(state: tenacity.RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
