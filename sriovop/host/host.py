@@ -11,6 +11,7 @@ from sriovop.host.discovery import Discoverer, DiscoveryOptions
 from sriovop.host.discovery_virtual import VirtualDiscoverer
 from sriovop.host.errors import DiscoveryError
 from sriovop.host.eswitch_io import EswitchIO, open_eswitch_io
+from sriovop.host.firmware_query_cache import FirmwareQueryCache
 from sriovop.host.kargs import KernelArgs
 from sriovop.host.kernelio import KernelIO, open_kernel_io
 from sriovop.host.netlink import Netlink
@@ -56,6 +57,8 @@ class Host:
         self.records = PfRecords(self.paths)
         self.checkpoint = Checkpoint(self.paths)
         self.kargs = KernelArgs(self.paths)
+        #: `mstconfig q` results for this boot; outlives the per-pass plugins (plugins.mellanox).
+        self.firmware_queries = FirmwareQueryCache(self.paths.boot_id)
         self.discovery_options = DiscoveryOptions(dev_mode=dev_mode, supported=supported or default_supported_nics())
         #: "openstack": passthrough NICs with their Neutron network as netFilter (discovery_virtual.py).
         self.platform = platform

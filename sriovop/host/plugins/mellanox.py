@@ -4,7 +4,9 @@ The decision is `sriovop.host.mellanox_firmware.firmware_changes` (pure, shared 
 where the per-card and lockdown rules are described); this plugin reads the kernel lockdown mode,
 queries the firmware with `mstconfig`, feeds both to it and writes the changes. With the
 `mellanoxFirmwareReset` gate (default on) each NIC whose change needs a reboot is reset with
-`mstfwreset` after `mstconfig set` (best effort: the reboot follows anyway).
+`mstfwreset` after `mstconfig set` (best effort: the reboot follows anyway). Queries are kept for the
+boot in the Host's `firmware_queries` (plugins are built anew each pass) and dropped when this plugin
+writes firmware settings, so a pass at rest runs no `mstconfig`.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class MellanoxPlugin:
         dpu: set[str] = set()
         for pci in pcis:
             try:
-                text = self.mst.query_text(pci)
+                text = self.host.firmware_queries.get(pci, self.mst.query_text)
             except MstconfigError as exc:
                 if not skip_errors:
                     raise
@@ -101,6 +103,14 @@ class MellanoxPlugin:
     def apply(self) -> None:
         if self.pending and self.lockdown():
             raise HostError(f"kernel lockdown ({self.lockdown()}) is on: Mellanox firmware cannot be changed")
+        try:
+            self._write()
+        finally:
+            if self.pending:  # even a failed write may have changed some settings
+                self.host.firmware_queries.invalidate()
+            self.pending = {}
+
+    def _write(self) -> None:
         for pci, settings in sorted(self.pending.items()):
             log.info("writing mellanox firmware settings", pf=pci, settings=settings)
             self.mst.set(pci, settings)
@@ -115,4 +125,3 @@ class MellanoxPlugin:
                 except Exception as e:  # best effort, as upstream: the reboot loads the settings anyway
                     log.warning("mstfwreset failed; the reboot will load the firmware settings", pf=pci, error=str(e))
                     self.reset_errors[pci] = str(e)
-        self.pending = {}

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sriovop.host import Host, HostError
+from sriovop.host.decision import HostFacts
 from sriovop.host.errors import ValidationError
 from sriovop.host.plugins import (
     Decision,
@@ -274,7 +276,58 @@ def test_mellanox_bluefield_in_dpu_mode_gets_no_firmware_changes(
         with pytest.raises(HostError, match=rf"pf {pf['pciAddress']}: .*BlueField in DPU mode"):
             plugin.on_node_state_change(node_state(host, [iface(pf, 16)]))
         assert not [c for c in calls(log) if "set" in c], "nothing written to a DPU's firmware"
-        # The same card in ConnectX (NIC) mode is configured as any ConnectX.
+        # The same card in ConnectX (NIC) mode is configured as any ConnectX. The mode loads at a boot,
+        # and firmware queries are kept per boot: a new boot_id.
         nic_mode = {**dpu, "INTERNAL_CPU_PAGE_SUPPLIER": "EXT_HOST_PF(1)", "INTERNAL_CPU_OFFLOAD_ENGINE": "DISABLED(1)"}
         state.write_text(json.dumps({pf["pciAddress"]: {"SRIOV_EN": 1, "NUM_OF_VFS": 8, **nic_mode}}))
+        host.paths.boot_id.write_text(str(uuid.uuid4()) + "\n")
         assert plugin.on_node_state_change(node_state(host, [iface(pf, 16)])).reboot
+
+
+def test_mellanox_firmware_is_queried_once_per_boot_and_again_after_a_write(
+    tmp_path: Path, fake_mstconfig: tuple[Path, Path]
+) -> None:
+    """On the simulated host with the fake mstconfig: a fresh plugin each pass, as the daemon builds them."""
+    state, log = fake_mstconfig
+    with sim_host(tmp_path, ["cx6dx:1", "cx6dx:1"]) as (_sim, host):
+        a, b = host.discover()
+        fw = {"SRIOV_EN": 1, "NUM_OF_VFS": 8, "LINK_TYPE_P1": 2}
+        state.write_text(json.dumps({a["pciAddress"]: dict(fw)}))  # b cannot be queried yet
+
+        def queries() -> list[str]:
+            return [c[1] for c in calls(log) if c[-1] == "q"]
+
+        def daemon_pass(spec: list[dict]) -> Decision:
+            plugin = MellanoxPlugin(host)
+            ns = node_state(host, spec)
+            plugin.contribute_facts(ns, HostFacts())
+            plugin.check_status_changes(ns)
+            decision = plugin.on_node_state_change(ns)
+            plugin.apply()
+            return decision
+
+        spec = [iface(a, 8)]
+        for _ in range(3):
+            assert daemon_pass(spec) == Decision(False, False)
+        # a is queried once; b's failed query is not kept (asked again each pass, never fatal for facts).
+        assert queries().count(a["pciAddress"]) == 1
+        assert queries().count(b["pciAddress"]) == 3
+        state.write_text(json.dumps({a["pciAddress"]: dict(fw), b["pciAddress"]: dict(fw)}))
+        for _ in range(2):
+            daemon_pass(spec)
+        assert queries().count(b["pciAddress"]) == 4
+
+        # A write (set + mstfwreset) drops the cache: the next pass reads the new settings once.
+        assert daemon_pass([iface(a, 16)]) == Decision(True, True)
+        assert ["-y", "-d", a["pciAddress"], "set", "NUM_OF_VFS=16"] in calls(log)
+        before = len(queries())
+        for _ in range(3):
+            assert daemon_pass([iface(a, 16)]) == Decision(False, False), "re-read after the write"
+        assert sorted(queries()[before:]) == sorted([a["pciAddress"], b["pciAddress"]])
+
+        # A new boot: queried again, once.
+        host.paths.boot_id.write_text(str(uuid.uuid4()) + "\n")
+        before = len(queries())
+        for _ in range(2):
+            daemon_pass([iface(a, 16)])
+        assert sorted(queries()[before:]) == sorted([a["pciAddress"], b["pciAddress"]])
