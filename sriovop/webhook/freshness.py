@@ -1,12 +1,11 @@
 """Read-your-writes for the informer-backed view: judge only after the caches have caught up.
 
 Why: a cache answers in microseconds, but a policy created right after a NodeState (or a Node's
-labels) changed must be judged on the new state, as a live read would. (Peer policies are not cached
-at all: the informer view reads them live.) Before a
-judgement the barrier reads, for each cached kind, the API server's current resourceVersion R with a
-consistent LIST of at most one item of that kind (about 1 ms; kube-apiserver serves it from its
-watch cache only once that cache has caught up with etcd, so every write of the kind up to R is
-then on its way to our watch). It then waits until every informer either
+labels, or a peer policy) changed must be judged on the new state, as a live read would. Before a
+judgement the barrier reads, for each cached kind and all kinds at once, the API server's current
+resourceVersion R with a consistent LIST of at most one item of that kind (about 1 ms; kube-apiserver
+serves it from its watch cache only once that cache has caught up with etcd, so every write of the
+kind up to R is then on its way to our watch). It then waits until every informer either
 - has applied an event or bookmark with resourceVersion >= R (it has seen everything up to R), or
 - has applied nothing new for `settle` seconds after R was read: its kind had no write between the
   informer's last event and R. This rule is needed because Kubernetes sends an idle watch a bookmark
@@ -15,8 +14,10 @@ then on its way to our watch). It then waits until every informer either
 The residual window is therefore a write whose watch event reaches this process more than `settle`
 after the consistent read returned (measured on a 2-core machine at load 13: p99 4 ms, worst of 200
 107 ms; `--cache-settle` trades latency for a wider margin, `--no-cache` reads live and has no window).
-Requests arriving while a round runs share the next round, so 8 concurrent requests cost about one
-round, not 8. A round that cannot finish within `timeout` raises TimeoutError, which the handler
+Requests share rounds without waiting for one another: a request joins a round whose reads had not
+started when it arrived, or starts one as soon as no other round is reading (rounds overlap in their
+settle phase), so 8 concurrent requests cost a few rounds, not 8, and none waits for a whole round
+that began before it arrived. A round that cannot finish within `timeout` raises TimeoutError, which the handler
 turns into a denial (as failurePolicy Fail would), never an allow on stale data.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 
@@ -41,6 +43,17 @@ def _int_rv(rv: str) -> int:
         return 0
 
 
+class _Round:
+    """One set of consistent reads and the wait for the caches; shared by every request that joined it."""
+
+    __slots__ = ("done", "error", "started")
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+
 class FreshnessBarrier:
     def __init__(self, kinds: Sequence[tuple[Callable[[], str], RvSource]], settle: float = 0.005,
                  timeout: float = 5.0, poll: float = 0.0005) -> None:
@@ -50,41 +63,61 @@ class FreshnessBarrier:
         self.timeout = timeout
         self._poll = poll
         self._cond = threading.Condition()
-        self._running = False
-        self._last_round_started = -1.0
-        self._last_error: BaseException | None = None
+        self._reading = False  # a round's consistent reads are in flight
+        self._latest: _Round | None = None
+        # The kinds' reads run side by side: a round costs the slowest read, not their sum.
+        self._pool = ThreadPoolExecutor(max(1, len(self._kinds) - 1), thread_name_prefix="freshness")
         self.rounds = 0
 
     def wait(self) -> None:
         """Return once the caches reflect every write committed before this call."""
         arrived = time.monotonic()
+        deadline = arrived + self.timeout
         with self._cond:
             while True:
-                if self._last_round_started >= arrived:  # a round that began after we arrived has ended
-                    if self._last_error is not None:
-                        raise TimeoutError(str(self._last_error))
-                    return
-                if not self._running:
-                    self._running = True
+                latest = self._latest
+                if latest is not None and latest.started >= arrived:  # its reads began after we arrived
+                    own = None
                     break
-                self._cond.wait(self.timeout)
-        started = time.monotonic()
-        error: BaseException | None = None
-        try:
-            self._round()
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            with self._cond:
-                self._running = False
-                self._last_round_started = started
-                self._last_error = error
-                self.rounds += 1
-                self._cond.notify_all()
+                if not self._reading:
+                    self._reading = True
+                    own = latest = self._latest = _Round(time.monotonic())
+                    self.rounds += 1
+                    break
+                if not self._cond.wait(max(0.0, deadline - time.monotonic())):
+                    raise TimeoutError(f"no consistent read of the API server finished within {self.timeout:.1f}s")
+        if own is not None:
+            self._run(own)
+        elif not latest.done.wait(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"the webhook's caches did not catch up within {self.timeout:.1f}s")
+        if latest.error is not None:
+            raise TimeoutError(str(latest.error))
 
-    def _round(self) -> None:
-        targets = [(_int_rv(current_rv()), store) for current_rv, store in self._kinds]
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+    def _run(self, round_: _Round) -> None:
+        try:
+            try:
+                targets = self._read_targets()
+            finally:
+                with self._cond:
+                    self._reading = False
+                    self._cond.notify_all()
+            self._settle(targets)
+        except BaseException as exc:  # every caller of the round must learn of it, not only this one
+            round_.error = exc
+        finally:
+            round_.done.set()
+
+    def _read_targets(self) -> list[tuple[int, RvSource]]:
+        first, *rest = self._kinds
+        others = [(self._pool.submit(current_rv), store) for current_rv, store in rest]
+        targets = [(_int_rv(first[0]()), first[1])]
+        targets += [(_int_rv(future.result()), store) for future, store in others]
+        return targets
+
+    def _settle(self, targets: Sequence[tuple[int, RvSource]]) -> None:
         read_at = time.monotonic()
         deadline = read_at + self.timeout
         for target, store in targets:

@@ -1,12 +1,14 @@
 """A `ClusterView` answered from informer caches: the webhook's default (`--no-cache` reads live).
 
-It turns a validation into in-memory work: one consistent LIST of one item per judgement (shared by
-concurrent requests) and index lookups, instead of listing every Node, NodeState and policy per
-request (seconds at 5,000 nodes). `fresh()` is the read-your-writes barrier of
-`sriovop.webhook.freshness`: a policy created right after a NodeState or a Node's labels changed is
-judged on the new state (within that barrier's documented settle window). Nodes are indexed by
-`key=value` label, NodeStates by name. Policies and NADs are always read live: peer policies decide
-whether two policies claim one PF, and a pod is usually created right after its network.
+It turns a validation into in-memory work: one consistent LIST of one item per cached kind and
+judgement (shared by concurrent requests) and index lookups, instead of listing every Node, NodeState
+and policy per request (seconds at 5,000 nodes; even the 200 peer policies alone are a 190 kB LIST
+whose decoding and parsing cost more than the whole judgement). `fresh()` is the read-your-writes
+barrier of `sriovop.webhook.freshness`: a policy created right after a NodeState, a Node's labels or a
+peer policy changed is judged on the new state (within that barrier's documented settle window;
+`--no-cache` reads everything live). Nodes are indexed by `key=value` label, NodeStates by name; peer
+policies are the cache's frozen objects, so their parsed form is memoised until they change. NADs are
+read live: a pod is usually created right after its network.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class InformerClusterView:
         self._nodes = self._factory.informer_for(core_kinds.NODE)
         self._nodes.add_indexers({LABEL_INDEX: label_pairs})
         self._states = self._factory.informer_for(kinds.SRIOV_NETWORK_NODE_STATE, namespace)
+        self._policies = self._factory.informer_for(kinds.SRIOV_NETWORK_NODE_POLICY, namespace)
         self._nic_cm = self._factory.informer_for(
             core_kinds.CONFIG_MAP, namespace, field_selector={"metadata.name": consts.SUPPORTED_NIC_IDS_CONFIGMAP}
         )
@@ -77,7 +80,8 @@ class InformerClusterView:
         self._states_by_name = _StatesByName(self._states.store, namespace)
         self.barrier = FreshnessBarrier(
             [(self._current_rv(core_kinds.NODE, None), self._nodes.store),
-             (self._current_rv(kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store)],
+             (self._current_rv(kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store),
+             (self._current_rv(kinds.SRIOV_NETWORK_NODE_POLICY, namespace), self._policies.store)],
             settle=settle, timeout=barrier_timeout)
 
     def _current_rv(self, kind: Any, namespace: str | None) -> Callable[[], str]:
@@ -100,6 +104,7 @@ class InformerClusterView:
 
     def stop(self) -> None:
         self._factory.shutdown()
+        self.barrier.close()
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
         store = self._nodes.store
@@ -115,10 +120,9 @@ class InformerClusterView:
         self.barrier.wait()
 
     def policies(self) -> Sequence[Obj]:
-        """Read live, never from a cache: the peer checks must see a policy created just before this
-        one (two policies over one PF is the worst mistake admission can let through), and a
-        namespace's few hundred policies cost a millisecond-scale consistent LIST."""
-        return self._client.list(kinds.SRIOV_NETWORK_NODE_POLICY, self._namespace)
+        """From the cache, behind the same barrier as Nodes and NodeStates (`fresh()`), so a peer created
+        just before this policy is seen."""
+        return list(self._policies.store.list())
 
     def network_attachment_definition(self, namespace: str, name: str) -> Obj | None:
         try:

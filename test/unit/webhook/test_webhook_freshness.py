@@ -88,3 +88,37 @@ def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
     barrier = FreshnessBarrier([(broken, FakeStore("1"))], settle=0.0, timeout=1.0)
     with pytest.raises(TimeoutError, match="unreachable"):
         barrier.wait()
+
+
+def test_the_kinds_are_read_side_by_side() -> None:
+    def slow() -> str:
+        time.sleep(0.5)
+        return "1"
+
+    barrier = FreshnessBarrier([(slow, FakeStore("1")) for _ in range(3)], settle=0.0, timeout=10.0)
+    started = time.monotonic()
+    barrier.wait()
+    assert time.monotonic() - started < 1.2  # one read's time, not three (1.5 s)
+    barrier.close()
+
+
+def test_a_caller_arriving_during_a_round_does_not_wait_for_that_rounds_settle_time() -> None:
+    reads = []
+
+    def current() -> str:
+        reads.append(time.monotonic())
+        time.sleep(0.1)
+        return "9"
+
+    barrier = FreshnessBarrier([(current, FakeStore("1"))], settle=1.0, timeout=10.0)  # idle: settles
+    first = threading.Thread(target=barrier.wait)
+    first.start()
+    while not reads:
+        time.sleep(0.001)
+    arrived = time.monotonic()  # while the first round reads: it may not be judged on that round
+    barrier.wait()
+    waited = time.monotonic() - arrived
+    first.join(10)
+    assert len(reads) == 2 and reads[1] >= arrived  # its own round's read began after it arrived
+    # Its round started when the first round's read ended, not after the first round's 1 s settle.
+    assert 1.0 <= waited < 1.9, waited
