@@ -48,7 +48,7 @@ def role_label(index: int) -> str:
     return CONTROL_PLANE_ROLE if index == 1 else WORKER_ROLE
 
 
-def _schedulable(node: dict[str, object]) -> bool:
+def schedulable(node: dict[str, object]) -> bool:
     """Ready, and kube-controller-manager has lifted the not-ready taint (pods schedule right away)."""
     status, spec = node.get("status") or {}, node.get("spec") or {}
     assert isinstance(status, dict) and isinstance(spec, dict)
@@ -175,7 +175,7 @@ class NodeCluster:
                 if name not in labelled:
                     client.patch(NODE, name, {"metadata": {"labels": {role_label(node.index): ""}}})
                     labelled.add(name)
-                if _schedulable(obj):
+                if schedulable(obj):
                     ready.add(name)
             if len(ready) == len(self.nodes) and labelled >= ready:
                 return

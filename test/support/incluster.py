@@ -108,12 +108,12 @@ def _simulated_host(root: Path) -> Iterator[subprocess.Popen[str]]:
             proc.wait()
 
 
-def _advertise_resource(kube: Client, node: str) -> bool:
+def advertise_resource(kube: Client, node: str, resource: str = RESOURCE) -> bool:
     """True once the node's allocatable lists the resource (the kubelet copies capacity there)."""
-    key = RESOURCE.replace("/", "~1")
+    key = resource.replace("/", "~1")
     kube.patch(NODE, node, [{"op": "add", "path": f"/status/capacity/{key}", "value": "16"}],
                patch_type="json", subresource="status")
-    return bool(((kube.get(NODE, node).get("status") or {}).get("allocatable") or {}).get(RESOURCE))
+    return bool(((kube.get(NODE, node).get("status") or {}).get("allocatable") or {}).get(resource))
 
 
 def _reports_intel_pf(state: dict[str, Any]) -> bool:
@@ -132,7 +132,7 @@ def install(directory: Path, sim_root: Path) -> Installed:
     kubectl(cluster.kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=300s")
     kubectl(cluster.kubeconfig, "apply", "-k", "manifests/")
     for node in (CONTROL_PLANE_NODE, WORKER_NODE):
-        wait_for(partial(_advertise_resource, kube, node), timeout=120, what=f"{RESOURCE} allocatable on {node}",
+        wait_for(partial(advertise_resource, kube, node), timeout=120, what=f"{RESOURCE} allocatable on {node}",
                  interval=1)
     kube.patch(NODE, WORKER_NODE, {"metadata": {"labels": {SRIOV_CAPABLE_LABEL: "true"}}})
     env = {"SRIOVOP_SIMULATED_HOST": f"{str(sim_root).lstrip('/')}/$(NODE_NAME)"}

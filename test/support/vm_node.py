@@ -27,7 +27,7 @@ from sriovop.devcluster.certs import CertificateAuthority, KeyPair
 from sriovop.devcluster.containerd import Containerd
 from sriovop.devcluster.images.pause import ensure_pause_archive
 from sriovop.devcluster.kubelet import Kubelet
-from sriovop.devcluster.nodecluster import WORKER_ROLE, _schedulable
+from sriovop.devcluster.nodecluster import WORKER_ROLE, schedulable
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE
 from test.support.vm_daemon import serve_requests_script
@@ -134,7 +134,7 @@ def join(kube: Client, guest: RunningGuest, name: str = NODE_NAME, timeout: floa
         if node is not None and not labelled:
             kube.patch(NODE, name, {"metadata": {"labels": {WORKER_ROLE: ""}}})
             labelled = True
-        if node is not None and _schedulable(node):
+        if node is not None and schedulable(node):
             return time.monotonic() - guest.started
         if not guest.running or time.monotonic() > deadline:
             kubelet_log = guest.job / "kubelet.log"
