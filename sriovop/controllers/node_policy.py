@@ -274,23 +274,26 @@ class NodePolicyReconciler:
             if not _interfaces(state):
                 if keep is None:
                     return state
-                new = thaw(state)
+                new = _without_status(state)
                 new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
             else:
                 desired = desired_spec(node, state, policies, rdma, bridges_enabled)
                 if (keep is None and normalized(state.get("spec") or {}) == normalized(desired)
                         and _same_owner(meta.get("ownerReferences"), owner)):
                     return state
-                new = thaw(state)
+                new = _without_status(state)
                 new["spec"] = desired
                 new["metadata"]["ownerReferences"] = _with_owner(new["metadata"].get("ownerReferences"), owner)
                 if keep is not None:
                     new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
-            new.pop("status", None)
             try:
-                updated: Obj = self.client.update(SRIOV_NETWORK_NODE_STATE, new)
+                self.client.update(SRIOV_NETWORK_NODE_STATE, new)
                 self._log.info("updated NodeState", node=name)
-                return updated
+                # The caller reads only name and status of what is returned, and status is a
+                # subresource: a PUT that succeeded at this resourceVersion left it as read. Returning
+                # the cached object instead of the response keeps the sync from holding a second
+                # decoded copy of every NodeState until it ends (RSS at 5,000 nodes).
+                return state
             except Conflict:
                 if attempt == 2:
                     raise
@@ -387,6 +390,12 @@ class NodePolicyReconciler:
             self.client.patch(NODE, name, {"metadata": {"labels": {consts.DEVICE_PLUGIN_LABEL: value}}})
         except NotFound:
             pass
+
+
+def _without_status(state: Obj) -> dict[str, Any]:
+    """A mutable copy of a NodeState for a PUT, without its status: status is a subresource, which the
+    PUT ignores, and the largest part of the object, so it is not copied for every write."""
+    return {k: thaw(v) for k, v in state.items() if k != "status"}
 
 
 def _owner_reference(config: Obj) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from sriovop.controllers.policy_status import PolicyStatusReconciler
 from sriovop.controllers.pool_config import PoolConfigReconciler
 from sriovop.controllers.webhook_certs import CertMode, WebhookCertReconciler, default_targets
 from sriovop.logsetup import set_level
+from sriovop.operator.cache_trim import CACHE_TRANSFORMS
 from sriovop.operator.election import SharedElection
 from sriovop.operator.fencing import FencedClient
 from sriovop.operator.settings import OperatorSettings
@@ -90,11 +91,11 @@ class Operator:
             metrics_bind_address=options.metrics_bind_address,
             health_probe_bind_address=options.health_probe_bind_address,
             leader_elector=self.election.seam("namespaced") if self.election else None,
-            graceful_shutdown_timeout=options.graceful_shutdown_timeout)
+            graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS)
         self.cluster = Manager(
             self._writer(rest, "cluster"), name="cluster", namespaces=None,
             leader_elector=self.election.seam("cluster") if self.election else None,
-            graceful_shutdown_timeout=options.graceful_shutdown_timeout)
+            graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS)
         cluster_cache = self.cluster.cache
 
         def cluster_informers_synced() -> None:

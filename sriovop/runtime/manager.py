@@ -31,12 +31,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import structlog
 from prometheus_client import REGISTRY, CollectorRegistry
 
+from sriovop.runtime.cache.informer import Transform
 from sriovop.runtime.cache.reader import Cache, Extractor
 from sriovop.runtime.client import Client, DelegatingClient, UncachedReader
 from sriovop.runtime.config import RestConfig
@@ -96,12 +97,14 @@ class Manager:
         graceful_shutdown_timeout: float = 30.0, registry: CollectorRegistry | None = None,
         read_timeout: float | None = None, resync_period: float = 0.0, cache_sync_timeout: float = 120.0,
         strip_managed_fields: bool = True, compact_cache_for: Iterable[Kind] = (),
+        cache_transforms: Mapping[Kind, Transform] | None = None,
     ) -> None:
         self.name = name
         self.server_client = config if isinstance(config, Client) else Client(config)
         self.cache = Cache(self.server_client, namespaces=namespaces, resync_period=resync_period,
                            read_timeout=read_timeout, strip_managed_fields=strip_managed_fields,
-                           sync_timeout=cache_sync_timeout, compact_kinds=compact_cache_for)
+                           sync_timeout=cache_sync_timeout, compact_kinds=compact_cache_for,
+                           transforms=cache_transforms)
         self.client = DelegatingClient(self.server_client, self.cache, disable_cache_for)
         self.api_reader = UncachedReader(self.server_client)
         self.registry = registry if registry is not None else REGISTRY

@@ -56,8 +56,11 @@ class SharedIndexInformer:
         field_selector: Selector = None, resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None, read_timeout: float | None = None,
         strip_managed_fields: bool = True, page_size: int = 500, min_watch_timeout: int = 300,
-        compact: bool = False,
+        compact: bool = False, transform: Transform | None = None,
     ) -> None:
+        """`transform` (client-go's SetTransform): applied to each freshly decoded, still mutable object
+        (listed or watched) before it is frozen and cached; it may change it in place and returns what
+        is cached. Use it to drop fields no handler or reader of this informer reads."""
         self.kind = kind
         self.namespace = namespace
         all_indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: namespace_index}
@@ -67,7 +70,7 @@ class SharedIndexInformer:
         self.reflector = Reflector(
             client, kind, self, namespace=namespace, label_selector=label_selector,
             field_selector=field_selector, page_size=page_size, read_timeout=read_timeout,
-            transform=partial(freeze_decoded, strip_managed_fields=strip_managed_fields),
+            transform=partial(_decoded, transform=transform, strip_managed_fields=strip_managed_fields),
             min_watch_timeout=min_watch_timeout, name=self.name,
         )
         self._lock = threading.RLock()  # serialises store changes with handler registration
@@ -263,6 +266,12 @@ def _clamp_resync(period: float) -> float:
     if period <= 0:
         return 0.0
     return max(MIN_RESYNC, period)
+
+
+def _decoded(obj: Any, transform: Transform | None, strip_managed_fields: bool) -> Any:
+    if transform is not None and type(obj) is dict:
+        obj = transform(obj)
+    return freeze_decoded(obj, strip_managed_fields=strip_managed_fields)
 
 
 def is_frozen(obj: Any) -> bool:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from sriovop.runtime.cache.informer import SharedIndexInformer
+from sriovop.runtime.cache.informer import SharedIndexInformer, Transform
 from sriovop.runtime.cache.selectors import field_value, parse_field_selector, parse_label_selector
 from sriovop.runtime.cache.store import IndexFunc
 from sriovop.runtime.client import Client, Selector
@@ -56,8 +56,9 @@ class Cache:
     def __init__(
         self, client: Client, *, namespaces: Iterable[str] | None = None, resync_period: float = 0.0,
         read_timeout: float | None = None, strip_managed_fields: bool = True, sync_timeout: float = 120.0,
-        compact_kinds: Iterable[Kind] = (),
+        compact_kinds: Iterable[Kind] = (), transforms: Mapping[Kind, Transform] | None = None,
     ) -> None:
+        """`transforms`: per kind, the informer transform (SharedIndexInformer's `transform`)."""
         self.client = client
         self.namespaces: frozenset[str] | None = frozenset(namespaces) if namespaces is not None else None
         self.resync_period = resync_period
@@ -65,6 +66,7 @@ class Cache:
         self.strip_managed_fields = strip_managed_fields
         self.sync_timeout = sync_timeout
         self.compact_kinds = frozenset(compact_kinds)
+        self.transforms = dict(transforms or {})
         self._lock = threading.Lock()
         self._informers: dict[Kind, dict[str, SharedIndexInformer]] = {}
         self._field_indexes: dict[Kind, dict[str, IndexFunc]] = {}
@@ -88,6 +90,7 @@ class Cache:
                         self.client, kind, namespace=ns or None, resync_period=self.resync_period,
                         read_timeout=self.read_timeout, strip_managed_fields=self.strip_managed_fields,
                         indexers=self._field_indexes.get(kind), compact=kind in self.compact_kinds,
+                        transform=self.transforms.get(kind),
                     )
                     by_ns[ns] = inf
                     if self._stop is not None:

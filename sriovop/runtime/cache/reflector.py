@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import structlog
 
 from sriovop.runtime.cache.backoff import Backoff
-from sriovop.runtime.cache.trim import release_free_memory
+from sriovop.runtime.cache.trim import note_churn, release_free_memory
 from sriovop.runtime.client import Client, Selector, WatchStream
 from sriovop.runtime.errors import ApiError, ConnectionFailed, Gone, TooManyRequests
 from sriovop.runtime.kinds import Kind
@@ -234,9 +234,11 @@ class Reflector:
             elif etype == "MODIFIED":
                 sink.update(obj)
                 record = True
+                note_churn()
             elif etype == "DELETED":
                 sink.delete(obj)
                 record = True
+                note_churn()
             elif etype == "BOOKMARK":
                 sink.bookmark(rv)
                 record = True

@@ -153,3 +153,28 @@ def test_resync_replays_cache_only_to_handlers_due() -> None:
     assert never.events == [("add", "a", "1", True)]
     stop.set()
     inf.stop()
+
+
+def test_transform_applies_to_listed_and_watched_objects_before_they_are_cached() -> None:
+    fake = FakeClient()
+    fake.lists.append(ListPage([cm("a", "5", big="x" * 100, kept="y")], "10", ""))
+    fake.watches.append(FakeWatch([("ADDED", cm("b", "11", big="x", kept="z"))], block=True))
+
+    def drop_big(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["data"].pop("big", None)
+        return obj
+
+    inf = informer(fake, transform=drop_big)
+    stop = threading.Event()
+    inf.start(stop)
+    try:
+        assert inf.wait_for_cache_sync(10, stop)
+        deadline = time.monotonic() + 10
+        while inf.store.get_by_key("ns/b") is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        a, b = inf.store.get_by_key("ns/a"), inf.store.get_by_key("ns/b")
+        assert a["data"] == {"kept": "y"} and b["data"] == {"kept": "z"}
+        assert isinstance(a, FrozenDict) and isinstance(b["data"], FrozenDict)
+    finally:
+        stop.set()
+        inf.stop()
