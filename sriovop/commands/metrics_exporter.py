@@ -8,7 +8,7 @@ import click
 
 from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import log_options
-from sriovop.commands._signals import stop_on_signals
+from sriovop.stopsignals import stop_on_signals
 
 log = lazy_logger(__name__)
 

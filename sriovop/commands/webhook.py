@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import signal
 import ssl
-import threading
 from pathlib import Path
-from types import FrameType
 
 import click
 
 from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.stopsignals import stop_on_signals
 
 log = lazy_logger(__name__)
 
@@ -101,15 +99,11 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {exc}") from None
 
-    def _stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("webhook_stopping", signal=signal.Signals(signum).name)
-        threading.Thread(target=server.shutdown, daemon=True).start()
 
     tune_process()
     reloader = CertReloader(ssl_context, tls_cert_file, tls_private_key_file, interval=tls_reload_interval)
     reloader.start()
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    stop_on_signals("webhook", on_stop=lambda _signum: server.shutdown())
     log.info("webhook_serving", address=bind_address, port=server.port, namespace=settings.namespace,
              resource_prefix=settings.resource_prefix, dev_mode=settings.dev_mode, cache=cache,
              supported_nics=len(view.supported_nics()), pid=os.getpid())

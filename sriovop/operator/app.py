@@ -17,10 +17,8 @@ being rolled, or a leader that lost its lease, never touches what the current le
 
 from __future__ import annotations
 
-import signal
 import threading
 from dataclasses import dataclass, field
-from types import FrameType
 
 import structlog
 
@@ -44,6 +42,7 @@ from sriovop.runtime.config import RestConfig
 from sriovop.runtime.events import EventRecorder
 from sriovop.runtime.leaderelection import LeaderElectionConfig
 from sriovop.runtime.manager import Manager
+from sriovop.stopsignals import stop_on_signals
 
 log = structlog.get_logger(__name__)
 
@@ -147,13 +146,10 @@ class Operator:
     # -- running ---------------------------------------------------------------------------------
 
     def install_signal_handlers(self) -> None:
-        def on_signal(signum: int, _frame: FrameType | None) -> None:
-            log.info("signal received; shutting down", signal=signal.Signals(signum).name)
+        def on_signal(_signum: int) -> None:
             self.stopped_by_signal = True
-            self.stop_event.set()
 
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        stop_on_signals("operator", on_stop=on_signal, stop=self.stop_event)
 
     def _run_manager(self, mgr: Manager) -> None:
         try:
@@ -173,9 +169,7 @@ class Operator:
             t.start()
         log.info("operator started", namespace=self.settings.namespace,
                  leader_election=self.election is not None)
-        # Wake up periodically so the main thread can run signal handlers.
-        while not self.stop_event.wait(0.5):
-            pass
+        self.stop_event.wait()  # set by a stop signal (sriovop.stopsignals) or by a failing manager
         for t in threads:
             t.join(self.options.graceful_shutdown_timeout + 15)
         stuck = [t.name for t in threads if t.is_alive()]

@@ -17,9 +17,11 @@ policies, which QEMU's 82576 cannot do; the daemon applies `spec.bridges` whatev
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -134,8 +136,13 @@ def scenario(cluster_guest: GuestFactory, control_plane: ControlPlane,
         vm_timings["ovs_bridge_remove_to_succeeded_seconds"] = time.monotonic() - t_remove
         rec["bridges_after"] = _sh(shell, "ovs-vsctl list-br").split()
         rec["links_after"] = {link["ifname"]: link for link in json.loads(_sh(shell, "ip -j -d link show"))}
-        rc, _console = guest.stop(timeout=120)
+        t_stop = time.monotonic()
+        rc, console_text = guest.stop(timeout=120)
         rec["stop_rc"] = rc
+        rec["stop_s"] = time.monotonic() - t_stop
+        rec["console_tail"] = console_text[-6000:]
+        if dump := os.environ.get("SRIOVOP_E2E_CONSOLE"):  # debugging: keep the guest console
+            Path(dump).write_text(console_text)
     vm_timings["ovs_bridge_e2e_total_seconds"] = time.monotonic() - t0
     yield rec
     delete_namespace(control_plane.kubeconfig, namespace)
@@ -168,4 +175,5 @@ def test_removing_the_bridges_removes_the_bridge(scenario: dict[str, Any]) -> No
     assert scenario["bridges_after"] == []
     assert "master" not in scenario["links_after"][PF_NAME]
     assert BRIDGE not in scenario["links_after"]
-    assert scenario["stop_rc"] == 0
+    assert scenario["stop_rc"] == 0, f"SIGTERM to exit took {scenario['stop_s']:.1f} s; console:\n" \
+        + scenario["console_tail"]

@@ -1,0 +1,72 @@
+"""Stop signals never deadlock a binary that is logging (no host: a plain subprocess).
+
+A kubelet (or the QEMU guest's init) signals the process group and then the process, so a binary gets
+SIGTERM two or three times in a row while its main thread may be writing a log line under the logger's
+lock. A handler that logs or sets an Event itself can then wait forever on a lock its own thread holds;
+the process ends only by SIGKILL after the grace period (exit 137). These tests signal a busy-logging
+child many times and require a clean exit 0 with exactly one "stopping" line.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+CHILD = r"""
+import sys
+from sriovop.logsetup import configure_logging
+from sriovop.stopsignals import stop_on_signals
+import structlog
+
+configure_logging("debug", "console")
+stopped = []
+stop = stop_on_signals("busy child", on_stop=lambda signum: stopped.append(signum))
+log = structlog.get_logger("busy")
+print("READY", flush=True)
+if sys.argv[1] == "log":  # the main thread logs non-stop: signals land while it holds the logger's lock
+    n = 0
+    while not stop.is_set():
+        log.info("tick", n=n)
+        n += 1
+else:  # the main thread waits on the event, as the binaries do: signals land inside Event.set/wait
+    stop.wait()
+assert stopped and stopped[0] in (15, 2), stopped
+print("CLEAN-EXIT", flush=True)
+sys.exit(0)
+"""
+
+
+def _start(mode: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "READY"
+    return proc
+
+
+@pytest.mark.parametrize("mode", ["log", "wait"])
+def test_a_burst_of_stop_signals_ends_the_process_cleanly(mode: str) -> None:
+    proc = _start(mode)
+    # SIGTERM and SIGINT alternate so the kernel does not merge them into one pending signal: each can
+    # land while the previous one is being handled.
+    for i in range(500):
+        try:
+            os.kill(proc.pid, signal.SIGTERM if i % 2 == 0 else signal.SIGINT)
+        except ProcessLookupError:
+            break
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the child did not stop within 60 s of the signals (deadlocked in a signal handler?)\n"
+                    + err[-2000:])
+    # The child reached its clean exit; a signal of the burst that lands while the interpreter tears
+    # itself down (after its handlers are reset to the defaults) may still end it with that signal.
+    assert "CLEAN-EXIT" in out, err[-2000:]
+    assert proc.returncode in (0, -signal.SIGTERM, -signal.SIGINT), err[-2000:]
+    assert err.count("busy child stopping") == 1, err[-2000:]
