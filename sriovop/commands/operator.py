@@ -64,10 +64,12 @@ def _address(value: str) -> str | None:
               help="Pause between election attempts.")
 @click.option("--webhook-ca-lifetime", envvar="ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME", default=None,
               help="Self-managed certificates: lifetime of the webhook CA, Go duration (default 168h); "
-                   "rotated at 80% of it.")
+                   "rotated at 80% of it, or earlier to leave twice the delivery margin (at least "
+                   "twice that again).")
 @click.option("--webhook-cert-lifetime", envvar="ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME", default=None,
               help="Self-managed certificates: lifetime of each webhook serving certificate, Go duration "
-                   "(default 24h, at most the CA's); renewed at 80% of it.")
+                   "(default 24h, at most the CA's, at least twice the delivery margin); renewed at 80% "
+                   "of it, or earlier to leave the delivery margin.")
 @click.option("--graceful-shutdown-timeout", type=Duration(), default="30s", show_default=True,
               help="How long controllers get to finish their work on shutdown.")
 def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfig: str | None,
@@ -89,7 +91,9 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
     ADMISSION_CONTROLLERS_CERTIFICATES_CERT_MANAGER_ENABLED=true cert-manager,
     ADMISSION_CONTROLLERS_CERTIFICATES_{OPERATOR,INJECTOR}_CA_CRT (base64 PEM) Secrets you provide;
     otherwise the operator creates and rotates a CA and the serving certificates itself (CA Secret
-    ADMISSION_CONTROLLERS_CERTIFICATES_CA_SECRET_NAME, default sriov-network-operator-webhook-ca).
+    ADMISSION_CONTROLLERS_CERTIFICATES_CA_SECRET_NAME, default sriov-network-operator-webhook-ca;
+    ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN, default 5m: how long the kubelet and the
+    webhook may take to serve a renewed certificate).
 
     SIGTERM/SIGINT: stop, remove the finalizer from SriovNetworks in the operator namespace, set the
     operator's webhooks to failurePolicy Ignore, exit 0. A failing manager: the same cleanup, exit 1.

@@ -8,10 +8,14 @@ longest window, 0 when nothing was refused.
 
 from __future__ import annotations
 
+import socket
+import ssl
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+
+from cryptography import x509
 
 from sriovop.api.v1.kinds import SRIOV_NETWORK
 from sriovop.runtime.client import Client
@@ -75,3 +79,14 @@ def longest_refusal(attempts: list[Attempt]) -> float:
             first = attempt.start
         longest = max(longest, attempt.end - first)
     return longest
+
+
+def served_certificate(address: str, port: int) -> x509.Certificate:
+    """The certificate a TLS server presents at `address:port` right now (not verified: the caller
+    compares it with what it expects)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    with socket.create_connection((address, port), timeout=5) as raw, ctx.wrap_socket(raw) as tls:
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return x509.load_der_x509_certificate(der)

@@ -6,11 +6,17 @@ One reconcile (a single request, repeated at the next deadline and at least ever
 leader-gated like every controller, its writes fenced by the lease):
 
 1. the CA Secret (`tls.crt`, `tls.key`, `ca-bundle.crt`): created, or rotated at 80% of the CA's
-   lifetime; the bundle keeps every earlier CA until it expires;
+   lifetime (earlier when that would leave less than `settings.ca_margin`); deleting it forces a
+   rotation. The bundle keeps the earlier CAs (also those found in the configurations) until every
+   serving certificate comes from the current CA and has for `delivery_margin` (by then every
+   webhook pod serves it), or until they expire;
 2. the bundle is written into `caBundle` of every webhook of the configurations that exist (the
    operator-config controller creates them without one in this mode and triggers this controller);
 3. each admission server's Secret (`kubernetes.io/tls`: `tls.crt`, `tls.key`, `ca.crt`) gets a
-   certificate for its Service's DNS names, renewed at 80% of its lifetime. After a CA rotation the
+   certificate for its Service's DNS names, renewed at 80% of its lifetime, or `delivery_margin`
+   before it expires when that is earlier (the kubelet delivers a changed Secret to the pod only at its
+   next sync, up to about a minute later, and the server re-reads it within 10 s); deleting the Secret
+   re-issues it. The Secret records when its certificate was issued. After a CA rotation the
    new CA signs only once every configuration carries it and `propagation_delay` has passed (the
    API servers' informers must have seen it), so no server ever presents a certificate that an API
    server does not trust yet; the old certificate stays valid meanwhile.
@@ -48,6 +54,9 @@ CONTROLLER_NAME = "webhook-certificates"
 RESYNC_PERIOD = 60.0
 #: When the current CA was published (RFC 3339); serving certificates wait for propagation from here.
 PUBLISHED_ANNOTATION = "sriovnetwork.openshift.io/ca-published-at"
+#: When a serving Secret's certificate was issued (RFC 3339): a previous CA is retired from the bundle
+#: once every serving certificate has come from the current CA for the delivery margin.
+ISSUED_ANNOTATION = "sriovnetwork.openshift.io/certificate-issued-at"
 BUNDLE_KEY = "ca-bundle.crt"
 LABELS = {"app.kubernetes.io/managed-by": "sriov-network-operator",
           "app.kubernetes.io/component": "webhook-certificates"}
@@ -172,16 +181,35 @@ class WebhookCertReconciler:
         if any(changed):
             ready_at = max(ready_at, now + self.settings.propagation_delay)
         may_sign = now >= ready_at
-        deadlines = [pki.renew_at(state.ca.cert), now + datetime.timedelta(seconds=self.resync)]
+        deadlines = [pki.renew_at(state.ca.cert, margin=self.settings.ca_margin),
+                     now + datetime.timedelta(seconds=self.resync)]
         deadlines += [c.not_valid_after_utc for c in state.bundle[1:]]  # drop expired CAs from the bundle
         if not may_sign:
             deadlines.append(ready_at)
+        served_since: list[datetime.datetime | None] = []
         for target in self.targets:
-            renew = self.ensure_serving(target, state, may_sign, now)
+            renew, since = self.ensure_serving(target, state, may_sign, now)
+            served_since.append(since)
             # A renewal that waits for the new CA to propagate is looked at again when it has.
             deadlines.append(renew if may_sign else max(renew, ready_at))
+        if len(state.bundle) > 1 and served_since and None not in served_since:
+            retire_at = max(s for s in served_since if s is not None) + self.settings.delivery_margin
+            if now >= retire_at:
+                self.retire_previous_cas(now)
+                deadlines.append(now)  # the serving Secrets' ca.crt follows at the next pass
+            else:
+                deadlines.append(retire_at)
         wait = (min(deadlines) - now).total_seconds()
         return Result(requeue_after=max(0.2, wait))
+
+    def retire_previous_cas(self, now: datetime.datetime) -> None:
+        """Every webhook pod serves a certificate of the current CA by now: the earlier CAs leave the
+        bundle (a CA rotated because it may be compromised stops being trusted, not days later)."""
+        state = self.ensure_ca(now, retire=True)
+        for (kind, name), config in self._read_configurations().items():
+            if config is not None:
+                self.publish_bundle(kind, name, config, state)
+        log.info("previous webhook CAs retired from caBundle", secret=self.settings.ca_secret)
 
     def _read_configurations(self) -> dict[tuple[Kind, str], dict[str, Any] | None]:
         out: dict[tuple[Kind, str], dict[str, Any] | None] = {}
@@ -195,20 +223,22 @@ class WebhookCertReconciler:
 
     # -- the CA ------------------------------------------------------------------------------------
 
-    def ensure_ca(self, now: datetime.datetime, trusted: list[Any] | None = None) -> CaState:
-        """`trusted`: CAs the configurations trust now; they stay in the bundle until they expire
-        (a lost CA Secret, or a switch from user-provided certificates, refuses nothing)."""
+    def ensure_ca(self, now: datetime.datetime, trusted: list[Any] | None = None, *,
+                  retire: bool = False) -> CaState:
+        """`trusted`: CAs the configurations trust now; they stay in the bundle like earlier CAs of
+        the Secret (a lost CA Secret, or a switch from user-provided certificates, refuses nothing).
+        `retire`: drop every CA but the current one (unless this pass rotates it)."""
         name = self.settings.ca_secret
         try:
             secret: Mapping[str, Any] | None = self.client.get(SECRET, name, self.namespace)
         except NotFound:
             secret = None
         current = pki.load_pair(_data(secret, "tls.crt"), _data(secret, "tls.key"))
-        previous = pki.parse_bundle(_data(secret, BUNDLE_KEY)) + list(trusted or [])
+        previous = [] if retire else pki.parse_bundle(_data(secret, BUNDLE_KEY)) + list(trusted or [])
         annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
         published = _parse_time(annotations.get(PUBLISHED_ANNOTATION))
-        if current is None or now >= pki.renew_at(current.cert):
-            reason = "missing or invalid" if current is None else "80% of its lifetime passed"
+        if current is None or now >= pki.renew_at(current.cert, margin=self.settings.ca_margin):
+            reason = "missing or invalid" if current is None else "renewal due"
             old = [current.cert] if current is not None else []
             current = pki.new_ca(f"sriov-network-operator-webhook-ca@{int(now.timestamp())}",
                                  self.settings.ca_lifetime, now)
@@ -245,8 +275,9 @@ class WebhookCertReconciler:
     # -- serving certificates ----------------------------------------------------------------------
 
     def ensure_serving(self, target: ServingTarget, state: CaState, may_sign: bool,
-                       now: datetime.datetime) -> datetime.datetime:
-        """Issue or renew the target's certificate when needed; returns when to look again."""
+                       now: datetime.datetime) -> tuple[datetime.datetime, datetime.datetime | None]:
+        """Issue or renew the target's certificate when needed; returns when to look again, and since
+        when its certificate comes from the current CA (None: it does not yet)."""
         try:
             secret: Mapping[str, Any] | None = self.client.get(SECRET, target.secret, self.namespace)
         except NotFound:
@@ -262,16 +293,21 @@ class WebhookCertReconciler:
             reason = "expired"
         elif not pki.signed_by(pair.cert, state.ca.cert):
             reason = "signed by a previous CA" if may_sign else ""
-        elif now >= pki.renew_at(pair.cert):
-            reason = "80% of its lifetime passed" if may_sign else ""
+        elif now >= pki.renew_at(pair.cert, margin=self.settings.serving_margin):
+            reason = "renewal due" if may_sign else ""
+        annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
+        # Unknown issue time (a Secret of an earlier version): counted from now, the safe side.
+        issued = _parse_time(annotations.get(ISSUED_ANNOTATION)) or now
         if reason:
             pair = pki.issue_serving(state.ca, names, self.settings.cert_lifetime, now)
+            issued = now
             log.info("webhook serving certificate issued", secret=target.secret, reason=reason,
                      not_after=pair.cert.not_valid_after_utc.isoformat())
         assert pair is not None  # issued above when it was missing
         desired = {"tls.crt": _b64(pair.cert_pem), "tls.key": _b64(pair.key_pem), "ca.crt": _b64(state.bundle_pem)}
-        self._write_secret(secret, target.secret, desired, {})
-        return pki.renew_at(pair.cert)
+        self._write_secret(secret, target.secret, desired, {ISSUED_ANNOTATION: issued.isoformat()})
+        current = pki.signed_by(pair.cert, state.ca.cert)
+        return pki.renew_at(pair.cert, margin=self.settings.serving_margin), issued if current else None
 
     # -- writes ------------------------------------------------------------------------------------
 

@@ -2,10 +2,12 @@
 
 One CA signs a serving certificate per admission server. Three rules keep admission working through
 every rotation (the same ones KubeVirt's virt-operator follows):
-- a certificate is renewed once `RENEW_FRACTION` of its lifetime has passed, so 20% of it is left
-  for the new one to reach every server;
-- the CA bundle the API server trusts holds the current CA *and* every earlier CA that has not
-  expired, so a server still presenting a certificate of the previous CA stays trusted;
+- a certificate is renewed once `RENEW_FRACTION` of its lifetime has passed, or earlier when 20% of
+  it is shorter than the delivery margin (settings.py), so the new one reaches every server before
+  the old one expires;
+- the CA bundle the API server trusts holds the current CA *and* the earlier CAs (until they expire,
+  or until every server has presented a certificate of the current CA for a while: the controller
+  decides), so a server still presenting a certificate of the previous CA stays trusted;
 - a serving certificate never outlives the CA that signed it (its notAfter is clamped).
 
 ECDSA P-256 keys: generated in microseconds and accepted by every kube-apiserver.
@@ -124,10 +126,13 @@ def dns_names(cert: x509.Certificate) -> list[str]:
     return list(san.get_values_for_type(x509.DNSName))
 
 
-def renew_at(cert: x509.Certificate, fraction: float = RENEW_FRACTION) -> datetime.datetime:
-    """When `fraction` of the certificate's lifetime (notBefore → notAfter) has passed."""
+def renew_at(cert: x509.Certificate, fraction: float = RENEW_FRACTION, *,
+             margin: datetime.timedelta = datetime.timedelta(0)) -> datetime.datetime:
+    """When `fraction` of the certificate's lifetime (notBefore → notAfter) has passed, or earlier so
+    that at least `margin` is left before it expires (the time a renewed certificate needs to reach
+    every server: on a cluster the kubelet's Secret sync plus the webhook's reload interval)."""
     start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
-    return start + (end - start) * fraction
+    return min(start + (end - start) * fraction, end - margin)
 
 
 def signed_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:

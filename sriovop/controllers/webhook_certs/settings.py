@@ -30,13 +30,23 @@ ENV_INJECTOR_CA = "ADMISSION_CONTROLLERS_CERTIFICATES_INJECTOR_CA_CRT"
 ENV_CA_SECRET = "ADMISSION_CONTROLLERS_CERTIFICATES_CA_SECRET_NAME"
 ENV_CA_LIFETIME = "ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME"
 ENV_CERT_LIFETIME = "ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME"
+ENV_DELIVERY_MARGIN = "ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN"
 
 DEFAULT_CA_SECRET = "sriov-network-operator-webhook-ca"
 #: KubeVirt's defaults: a week for the CA, a day for serving certificates.
 DEFAULT_CA_LIFETIME = datetime.timedelta(days=7)
 DEFAULT_CERT_LIFETIME = datetime.timedelta(hours=24)
-#: Shortest lifetime accepted: rotation must leave time for Secrets to reach the pods.
+#: Shortest duration the variables accept at all (the lifetimes are further bounded by the margin).
 MIN_LIFETIME = datetime.timedelta(seconds=10)
+#: How long a renewed serving certificate may take to be served by every webhook pod. The kubelet
+#: delivers an updated Secret to a mounted volume at its next pod sync (`syncFrequency`, 1 min by
+#: default, plus jitter, measured 30-50 s on the development cluster) and the webhook re-reads its files
+#: every `--tls-reload-interval` (10 s): 5 min is several times both. A serving certificate is renewed
+#: at least this long before it expires, a CA twice this long (plus the propagation delay) before, and
+#: a previous CA leaves `caBundle` only once every serving certificate has come from the current CA
+#: for this long.
+DEFAULT_DELIVERY_MARGIN = datetime.timedelta(minutes=5)
+MIN_DELIVERY_MARGIN = datetime.timedelta(seconds=1)
 #: Upper bound of how long a new CA sits in the published bundle before it signs serving certificates
 #: (API servers must have seen it first).
 MAX_PROPAGATION_DELAY = datetime.timedelta(seconds=10)
@@ -57,7 +67,7 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
-def parse_duration(name: str, raw: str) -> datetime.timedelta:
+def parse_duration(name: str, raw: str, minimum: datetime.timedelta = MIN_LIFETIME) -> datetime.timedelta:
     """Go's duration syntax (`168h`, `1h30m`, `90s`), what upstream's operators take."""
     text = raw.strip()
     pos, seconds = 0, 0.0
@@ -69,9 +79,19 @@ def parse_duration(name: str, raw: str) -> datetime.timedelta:
     if not text or pos != len(text):
         raise CertSettingsError(f"{name}={raw!r}: not a duration (examples: 168h, 24h, 90m, 45s)")
     value = datetime.timedelta(seconds=seconds)
-    if value < MIN_LIFETIME:
-        raise CertSettingsError(f"{name}={raw!r}: must be at least {int(MIN_LIFETIME.total_seconds())}s")
+    if value < minimum:
+        raise CertSettingsError(f"{name}={raw!r}: must be at least {_go(minimum)}")
     return value
+
+
+def _go(value: datetime.timedelta) -> str:
+    """A duration as the variables take it (`300s` → `5m0s`, Go's spelling)."""
+    total = int(value.total_seconds())
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{seconds}s"
+    return f"{minutes}m{seconds}s" if minutes else f"{seconds}s"
 
 
 def _ca_from_env(name: str, env: Mapping[str, str]) -> bytes | None:
@@ -90,6 +110,7 @@ class CertSettings:
     ca_secret: str = DEFAULT_CA_SECRET
     ca_lifetime: datetime.timedelta = DEFAULT_CA_LIFETIME
     cert_lifetime: datetime.timedelta = DEFAULT_CERT_LIFETIME
+    delivery_margin: datetime.timedelta = DEFAULT_DELIVERY_MARGIN
     #: custom mode only: the CA bundles the user gave.
     operator_webhook_ca: bytes | None = None
     injector_ca: bytes | None = None
@@ -97,8 +118,33 @@ class CertSettings:
     def __post_init__(self) -> None:
         if self.cert_lifetime > self.ca_lifetime:
             raise CertSettingsError(
-                f"{ENV_CERT_LIFETIME} ({self.cert_lifetime}) must not be longer than {ENV_CA_LIFETIME} "
-                f"({self.ca_lifetime}): a serving certificate cannot outlive its CA")
+                f"{ENV_CERT_LIFETIME} ({_go(self.cert_lifetime)}) must not be longer than {ENV_CA_LIFETIME} "
+                f"({_go(self.ca_lifetime)}): a serving certificate cannot outlive its CA")
+        if self.delivery_margin < MIN_DELIVERY_MARGIN:
+            raise CertSettingsError(f"{ENV_DELIVERY_MARGIN} ({_go(self.delivery_margin)}) must be at least "
+                                    f"{_go(MIN_DELIVERY_MARGIN)}")
+        # Renewal no earlier than half-way: a shorter lifetime could not be rotated safely.
+        for name, lifetime, margin in ((ENV_CERT_LIFETIME, self.cert_lifetime, self.serving_margin),
+                                       (ENV_CA_LIFETIME, self.ca_lifetime, self.ca_margin)):
+            if lifetime < 2 * margin:
+                raise CertSettingsError(
+                    f"{name} ({_go(lifetime)}) is too short to rotate safely: it must be at least "
+                    f"{_go(2 * margin)}, twice the {_go(margin)} a renewal must leave before expiry for "
+                    f"the kubelet to deliver the renewed Secret to the webhook pods ({ENV_DELIVERY_MARGIN}, "
+                    f"{_go(self.delivery_margin)})")
+
+    @property
+    def serving_margin(self) -> datetime.timedelta:
+        """A serving certificate is renewed at least this long before it expires."""
+        return self.delivery_margin
+
+    @property
+    def ca_margin(self) -> datetime.timedelta:
+        """A CA is rotated at least this long before it expires: the new CA propagates to the API
+        servers, then the serving certificates it signs must be delivered while the previous ones
+        (never valid past the previous CA) still are; twice the delivery margin leaves room for a
+        serving renewal that was itself due."""
+        return 2 * self.delivery_margin + self.propagation_delay
 
     @property
     def propagation_delay(self) -> datetime.timedelta:
@@ -123,10 +169,13 @@ class CertSettings:
             mode = CertMode.SELF_MANAGED
         ca_raw = ca_lifetime or e.get(ENV_CA_LIFETIME, "")
         cert_raw = cert_lifetime or e.get(ENV_CERT_LIFETIME, "")
+        margin_raw = e.get(ENV_DELIVERY_MARGIN, "")
         return cls(
             mode=mode,
             ca_secret=e.get(ENV_CA_SECRET) or DEFAULT_CA_SECRET,
             ca_lifetime=parse_duration(ENV_CA_LIFETIME, ca_raw) if ca_raw else DEFAULT_CA_LIFETIME,
             cert_lifetime=parse_duration(ENV_CERT_LIFETIME, cert_raw) if cert_raw else DEFAULT_CERT_LIFETIME,
+            delivery_margin=(parse_duration(ENV_DELIVERY_MARGIN, margin_raw, MIN_DELIVERY_MARGIN) if margin_raw
+                             else DEFAULT_DELIVERY_MARGIN),
             operator_webhook_ca=operator_ca, injector_ca=injector_ca,
         )

@@ -20,8 +20,6 @@ import datetime
 import json
 import os
 import signal
-import socket
-import ssl
 import subprocess
 import sys
 import threading
@@ -47,13 +45,16 @@ from test.conftest import CRD_DIR
 from test.support.kube import apply_crds
 from test.support.operator_drain import wait_for
 from test.support.secret_volume import SecretVolume
+from test.support.webhook_availability import served_certificate
 from test.support.webhook_objects import SUPPORTED_NIC_DATA
 
 NS = "sriov-network-operator"
 SERVICE = "operator-webhook-service"
 SECRET = "operator-webhook-cert"
 CONFIG = "sriovop-rotation-test"
-SETTINGS = CertSettings(ca_lifetime=datetime.timedelta(seconds=60), cert_lifetime=datetime.timedelta(seconds=20))
+# The files are projected within 0.2 s and re-read every 0.5 s here (no kubelet): a 4 s delivery margin.
+SETTINGS = CertSettings(ca_lifetime=datetime.timedelta(seconds=60), cert_lifetime=datetime.timedelta(seconds=20),
+                        delivery_margin=datetime.timedelta(seconds=4))
 EVENTUALLY = 120.0
 
 
@@ -131,15 +132,6 @@ def _write_loop(client: Client, stop: threading.Event, writes: Writes) -> None:
         time.sleep(0.05)
 
 
-def _served_certificate(address: str, port: int) -> x509.Certificate:
-    ctx = ssl.create_default_context()
-    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-    with socket.create_connection((address, port), timeout=5) as raw, ctx.wrap_socket(raw) as tls:
-        der = tls.getpeercert(binary_form=True)
-    assert der is not None
-    return x509.load_der_x509_certificate(der)
-
-
 def _secret_cert(client: Client, name: str, key: str = "tls.crt") -> x509.Certificate:
     return x509.load_pem_x509_certificate(base64.b64decode(client.get(core.SECRET, name, NS)["data"][key]))
 
@@ -204,10 +196,11 @@ def test_rotation_refuses_no_admission_and_the_webhook_reloads_without_restart(
         for kind in (core.VALIDATING_WEBHOOK_CONFIGURATION, core.MUTATING_WEBHOOK_CONFIGURATION):
             bundle = _bundle(client, kind)
             assert pki.contains(bundle, new_ca) and pki.contains(bundle, first_ca), kind.kind
-        served = wait_for(lambda: (c := _served_certificate(address, port)) and pki.signed_by(c, new_ca) and c,
+        served = wait_for(lambda: (c := served_certificate(address, port)) and pki.signed_by(c, new_ca) and c,
                           EVENTUALLY, "the webhook serving a certificate of the new CA")
         assert pki.dns_names(served)[0] == f"{SERVICE}.{NS}.svc"
-        # The old CA leaves caBundle when it expires, and writes keep being admitted after that.
+        # The old CA leaves caBundle once the new certificate has been served for the delivery
+        # margin, and writes keep being admitted after that.
         wait_for(lambda: not pki.contains(_bundle(client, core.VALIDATING_WEBHOOK_CONFIGURATION), first_ca),
                  EVENTUALLY, "the old CA dropped from caBundle")
         count = len(writes.results)

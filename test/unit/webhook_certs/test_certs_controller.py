@@ -10,14 +10,15 @@ from cryptography import x509
 
 from sriovop.api.v1 import consts
 from sriovop.controllers.webhook_certs import CertSettings, WebhookCertReconciler, default_targets, pki
-from sriovop.controllers.webhook_certs.controller import BUNDLE_KEY
+from sriovop.controllers.webhook_certs.controller import BUNDLE_KEY, ISSUED_ANNOTATION
 from sriovop.runtime.kinds import MUTATING_WEBHOOK_CONFIGURATION, SECRET, VALIDATING_WEBHOOK_CONFIGURATION
 from test.support.controllers_fake_api import FakeApi
 
 NS = "sriov-network-operator"
 T0 = datetime.datetime(2026, 3, 1, tzinfo=datetime.UTC)
 S = datetime.timedelta(seconds=1)
-SETTINGS = CertSettings(ca_lifetime=1000 * S, cert_lifetime=200 * S)  # propagation delay 10 s
+# Propagation delay 10 s; 20% of each lifetime is longer than the margins (20 s, CA 50 s).
+SETTINGS = CertSettings(ca_lifetime=1000 * S, cert_lifetime=200 * S, delivery_margin=20 * S)
 
 
 class Clock:
@@ -112,7 +113,7 @@ def test_serving_certificate_is_renewed_at_eighty_percent_by_the_same_ca() -> No
     assert second.not_valid_after_utc == renew + 200 * S
 
 
-def test_ca_rotation_keeps_the_old_ca_trusted_until_the_new_one_has_propagated_and_until_it_expires() -> None:
+def test_ca_rotation_keeps_the_old_ca_trusted_until_every_server_has_served_the_new_one_for_the_margin() -> None:
     api, clock, r = _setup(*ALL_CONFIGS)
     r.reconcile()
     old_ca = _cert(api, SETTINGS.ca_secret)
@@ -130,18 +131,27 @@ def test_ca_rotation_keeps_the_old_ca_trusted_until_the_new_one_has_propagated_a
     assert result.requeue_after is not None and result.requeue_after <= SETTINGS.propagation_delay.total_seconds()
     assert pki.signed_by(_cert(api, "operator-webhook-cert"), old_ca)
     clock.now += SETTINGS.propagation_delay
-    r.reconcile()
+    result = r.reconcile()
+    reissued = clock.now
     for secret in ("operator-webhook-cert", "network-resources-injector-cert"):
         assert pki.signed_by(_cert(api, secret), new_ca)
         assert pki.parse_bundle(_secret_pem(api, secret, "ca.crt")) == [new_ca, old_ca]
-    # The old CA leaves the bundle only when it expires.
-    clock.now = old_ca.not_valid_after_utc - S
+        assert api.get(SECRET, secret, NS)["metadata"]["annotations"][ISSUED_ANNOTATION] == reissued.isoformat()
+    # The old CA leaves the bundle once the kubelets had the delivery margin to bring the new
+    # certificates to every pod (long before it expires); the controller looks again right then.
+    assert result.requeue_after == SETTINGS.delivery_margin.total_seconds()
+    clock.now = reissued + SETTINGS.delivery_margin - S
     r.reconcile()
     assert _config_bundle(api, *ALL_CONFIGS[0]) == [new_ca, old_ca]
-    clock.now = old_ca.not_valid_after_utc
+    clock.now = reissued + SETTINGS.delivery_margin
     r.reconcile()
+    assert clock.now < old_ca.not_valid_after_utc
     for kind, name in ALL_CONFIGS:
         assert _config_bundle(api, kind, name) == [new_ca]
+    assert pki.parse_bundle(_secret_pem(api, SETTINGS.ca_secret, BUNDLE_KEY)) == [new_ca]
+    r.reconcile()
+    for secret in ("operator-webhook-cert", "network-resources-injector-cert"):
+        assert pki.parse_bundle(_secret_pem(api, secret, "ca.crt")) == [new_ca]
 
 
 def test_a_lost_ca_secret_does_not_untrust_the_running_servers() -> None:
@@ -155,6 +165,51 @@ def test_a_lost_ca_secret_does_not_untrust_the_running_servers() -> None:
     for kind, name in ALL_CONFIGS:
         assert _config_bundle(api, kind, name) == [new_ca, old_ca]
     assert pki.signed_by(_cert(api, "operator-webhook-cert"), old_ca)
+
+
+def test_deleting_the_ca_secret_rotates_everything_and_retires_the_old_ca_after_the_margin() -> None:
+    api, clock, r = _setup(*ALL_CONFIGS)
+    r.reconcile()
+    old_ca = _cert(api, SETTINGS.ca_secret)
+    clock.now += 10 * S
+    api.delete(SECRET, SETTINGS.ca_secret, NS)
+    r.reconcile()
+    new_ca = _cert(api, SETTINGS.ca_secret)
+    clock.now += SETTINGS.propagation_delay
+    r.reconcile()
+    reissued = clock.now
+    for secret in ("operator-webhook-cert", "network-resources-injector-cert"):
+        assert pki.signed_by(_cert(api, secret), new_ca)
+    clock.now = reissued + SETTINGS.delivery_margin - S
+    r.reconcile()
+    assert _config_bundle(api, *ALL_CONFIGS[2]) == [new_ca, old_ca]
+    clock.now += S
+    r.reconcile()
+    for kind, name in ALL_CONFIGS:
+        assert _config_bundle(api, kind, name) == [new_ca]
+
+
+def test_a_serving_secret_without_its_issue_time_counts_from_now_before_a_ca_is_retired() -> None:
+    """A Secret written by an earlier version: the pods may have received it just now."""
+    api, clock, r = _setup(*ALL_CONFIGS)
+    r.reconcile()
+    old_ca = _cert(api, SETTINGS.ca_secret)
+    _fresh_until(clock, r, pki.renew_at(old_ca))
+    clock.now += SETTINGS.propagation_delay
+    r.reconcile()
+    new_ca = _cert(api, SETTINGS.ca_secret)
+    secret = api.get(SECRET, "operator-webhook-cert", NS)
+    del secret["metadata"]["annotations"][ISSUED_ANNOTATION]
+    api.update(SECRET, secret)
+    clock.now += SETTINGS.delivery_margin - S
+    r.reconcile()  # the injector's certificate is old enough, the operator webhook's counts from now
+    assert _config_bundle(api, *ALL_CONFIGS[0]) == [new_ca, old_ca]
+    clock.now += SETTINGS.delivery_margin - S
+    r.reconcile()
+    assert _config_bundle(api, *ALL_CONFIGS[0]) == [new_ca, old_ca]
+    clock.now += S
+    r.reconcile()
+    assert _config_bundle(api, *ALL_CONFIGS[0]) == [new_ca]
 
 
 def test_a_deleted_or_corrupted_serving_secret_is_reissued_at_once() -> None:

@@ -78,6 +78,10 @@ def test_renewal_at_eighty_percent_of_the_lifetime() -> None:
     ca = pki.new_ca("test-ca", datetime.timedelta(hours=100) - pki.BACKDATE, NOW)
     assert pki.renew_at(ca.cert) == NOW - pki.BACKDATE + datetime.timedelta(hours=80)
     assert pki.renew_at(ca.cert, 0.5) == NOW - pki.BACKDATE + datetime.timedelta(hours=50)
+    # 20% of the lifetime is shorter than the margin: renewed the margin before expiry instead.
+    assert pki.renew_at(ca.cert, margin=datetime.timedelta(hours=30)) == ca.cert.not_valid_after_utc - \
+        datetime.timedelta(hours=30)
+    assert pki.renew_at(ca.cert, margin=datetime.timedelta(hours=1)) == pki.renew_at(ca.cert)
 
 
 def test_bundle_keeps_unexpired_previous_cas_current_first_and_each_once() -> None:

@@ -68,5 +68,37 @@ def test_serving_certificates_cannot_outlive_the_ca() -> None:
 
 def test_propagation_delay_is_short_and_scales_down_with_short_lifetimes() -> None:
     assert CertSettings().propagation_delay == datetime.timedelta(seconds=10)
-    short = CertSettings(ca_lifetime=datetime.timedelta(seconds=100), cert_lifetime=datetime.timedelta(seconds=40))
+    short = CertSettings(ca_lifetime=datetime.timedelta(seconds=100), cert_lifetime=datetime.timedelta(seconds=40),
+                         delivery_margin=datetime.timedelta(seconds=5))
     assert short.propagation_delay == datetime.timedelta(seconds=1)  # 5% of min(40 s, 20% of 100 s)
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    # The serving certificate must be renewed at least the 5 min delivery margin before it expires,
+    # no earlier than half-way: 10 min at least.
+    ({"ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME": "60s"},
+     r"ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME \(1m0s\) is too short to rotate safely: it must be at "
+     r"least 10m0s, .* \(ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN, 5m0s\)"),
+    # The CA: twice the margin plus the propagation delay (10 s), no earlier than half-way.
+    ({"ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME": "20m",
+      "ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME": "15m"},
+     r"ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME \(20m0s\) is too short to rotate safely: it must be at "
+     r"least 20m20s"),
+    ({"ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME": "30m",
+      "ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN": "20m"}, r"CERT_LIFETIME \(30m0s\) is too short"),
+    ({"ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN": "0s"},
+     r"ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN='0s': must be at least 1s"),
+])
+def test_lifetimes_too_short_to_rotate_safely_are_refused_naming_the_setting(env: dict[str, str],
+                                                                             message: str) -> None:
+    with pytest.raises(CertSettingsError, match=message):
+        CertSettings.from_env(env)
+
+
+def test_delivery_margin_defaults_to_five_minutes_and_sets_both_renewal_margins() -> None:
+    assert CertSettings().delivery_margin == datetime.timedelta(minutes=5)
+    s = CertSettings.from_env({"ADMISSION_CONTROLLERS_CERTIFICATES_CERT_LIFETIME": "20m",
+                               "ADMISSION_CONTROLLERS_CERTIFICATES_CA_LIFETIME": "1h",
+                               "ADMISSION_CONTROLLERS_CERTIFICATES_DELIVERY_MARGIN": "2m"})
+    assert s.serving_margin == datetime.timedelta(minutes=2)
+    assert s.ca_margin == datetime.timedelta(minutes=4) + s.propagation_delay
