@@ -5,9 +5,10 @@ stop = threading.Event()
 Daemon(settings, load_config(None)).run(stop)     # blocks until stop is set
 ```
 Start-up (reference 3.1, without crash-loops): GET the Node (platform from spec.providerID), the
-`supported-nic-ids` ConfigMap and SriovOperatorConfig `default`, each retried with backoff. Then two
-informers — the node's own NodeState (field selector metadata.name=<node>) and the operator config —
-and one controller with a single worker: a NodeState is never reconciled twice at once.
+`supported-nic-ids` ConfigMap and SriovOperatorConfig `default`, each retried with backoff. Then three
+informers — the node's own NodeState (field selector metadata.name=<node>), the operator config and
+this node's device-plugin pods — and one controller with a single worker: a NodeState is never
+reconciled twice at once. The periodic pass at rest reads the informers' caches only (reconciler.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from prometheus_client import CollectorRegistry
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import SupportedNics
-from sriovop.daemon.deviceplugin import DevicePluginPods
+from sriovop.daemon.deviceplugin import POD_LABELS, DevicePluginPods
 from sriovop.daemon.hostref import HostRef
 from sriovop.daemon.metrics import MetricsServer, VfStatsCollector
 from sriovop.daemon.opconfig import OperatorConfigFollower
@@ -37,7 +38,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.controller import Controller, Funcs, Request
 from sriovop.runtime.events import EventRecorder
-from sriovop.runtime.kinds import CONFIG_MAP, NODE
+from sriovop.runtime.kinds import CONFIG_MAP, NODE, POD
 from sriovop.runtime.workqueue.ratelimiter import ItemExponentialFailureRateLimiter
 
 log = structlog.get_logger(__name__)
@@ -110,12 +111,15 @@ class Daemon:
         if not s.systemd_mode:
             clean_systemd_files(hosts.paths)  # a node switched back from configurationMode systemd
         recorder = EventRecorder(self.client, component=EVENT_COMPONENT, host=node_name)
-        device_plugin = DevicePluginPods(self.client, ns, node_name, timeout=s.device_plugin_wait_timeout,
-                                         interval=s.device_plugin_poll_interval, stop=stop)
-        self.reconciler = NodeStateReconciler(self.client, s, self.live, hosts, recorder=recorder,
-                                              platform=platform, hook=self.hook, device_plugin=device_plugin)
         factory = InformerFactory(self.client, read_timeout=self.client.config.watch_read_timeout)
         states = factory.informer_for(SRIOV_NETWORK_NODE_STATE, ns, field_selector={"metadata.name": node_name})
+        pods = factory.informer_for(POD, ns, label_selector=POD_LABELS, field_selector={"spec.nodeName": node_name})
+        device_plugin = DevicePluginPods(self.client, ns, node_name, timeout=s.device_plugin_wait_timeout,
+                                         interval=s.device_plugin_poll_interval, stop=stop,
+                                         cached=lambda: pods.store.list() if pods.has_synced() else None)
+        self.reconciler = NodeStateReconciler(
+            self.client, s, self.live, hosts, recorder=recorder, platform=platform, hook=self.hook,
+            device_plugin=device_plugin, cached_state=lambda: states.store.get_by_key(f"{ns}/{node_name}"))
         configs = factory.informer_for(SRIOV_OPERATOR_CONFIG, ns,
                                        field_selector={"metadata.name": consts.DEFAULT_CONFIG_NAME})
         limiter = ItemExponentialFailureRateLimiter(s.retry_base_delay, s.retry_max_delay)

@@ -12,9 +12,11 @@ gate off: configure the host ─► delete the pod(s) (the plugin restarts and s
 steady state: a marked pod on a configured node (it restarted on its own) ─► remove the mark
 ```
 The pods are found by label `app=sriov-device-plugin` and field `spec.nodeName=<node>` in the operator
-namespace. Nothing here may stop the node being configured: no pod (the DaemonSet is not scheduled
-here, or a demo without one), a replacement that never comes, or an API error are logged and the pass
-goes on; the steady state retries the unblocking on every drift check.
+namespace: listed live around an apply, and at rest read from an informer with the same selectors (the
+daemon's periodic pass then makes no request for them).
+Nothing here may stop the node being configured: no pod (the DaemonSet is not scheduled here, or a
+demo without one), a replacement that never comes, or an API error are logged and the pass goes on;
+the steady state retries the unblocking on every drift check.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ class DevicePluginPods:
     def __init__(self, client: PodClient, namespace: str, node_name: str, *,
                  timeout: float = DEFAULT_WAIT_TIMEOUT, interval: float = DEFAULT_POLL_INTERVAL,
                  stop: threading.Event | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 cached: Callable[[], list[Any] | None] | None = None) -> None:
         if timeout <= 0 or interval <= 0:
             raise ValueError(f"device-plugin wait: timeout and interval must be > 0, got {timeout}, {interval}")
         self.client = client
@@ -132,6 +135,8 @@ class DevicePluginPods:
         self.interval = interval
         self.stop = stop or threading.Event()
         self.clock = clock
+        #: This node's device-plugin pods from an informer (None until it has synced).
+        self.cached = cached
         self._log = log.bind(node=node_name, namespace=namespace)
 
     def pods(self) -> list[dict[str, Any]]:
@@ -191,13 +196,15 @@ class DevicePluginPods:
     def unblock_waiting(self) -> int:
         """Remove the mark from every live pod of this node carrying it; returns how many."""
         try:
-            pods = [p for p in live(self.pods()) if is_waiting(p)]
+            cached = self.cached() if self.cached is not None else None
+            pods = [p for p in live(self.pods() if cached is None else cached) if is_waiting(p)]
         except ApiError as exc:
             self._log.warning("cannot list the device-plugin pods to unblock them", error=str(exc))
             return 0
         return sum(self._unblock(p) for p in pods)
 
     def _unblock(self, pod: Mapping[str, Any]) -> int:
+        """Merge patch without a resourceVersion: removing a mark that is already gone changes nothing."""
         try:
             self.client.patch(POD, name_of(pod), unblock_patch(), self.namespace)
         except NotFound:
@@ -228,3 +235,4 @@ class DevicePluginPods:
             if self.stop.wait(self.interval):
                 self._log.info(f"stopping while waiting for {what}")
                 return []
+

@@ -42,7 +42,8 @@ from sriovop.host.steps import StepHook
 from sriovop.host.systemd_files import Result as SystemdResult
 from sriovop.runtime.client import Client
 from sriovop.runtime.controller import Request, Result
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import Conflict, NotFound
+from sriovop.runtime.objects import thaw
 
 log = structlog.get_logger(__name__)
 
@@ -65,6 +66,7 @@ class NodeStateReconciler:
         rebooter: Rebooter | None = None,
         plugin_loader: Callable[..., tuple[Plugin, list[Plugin]]] = load_plugins,
         device_plugin: DevicePluginPods | None = None,
+        cached_state: Callable[[], dict[str, Any] | None] | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -76,6 +78,9 @@ class NodeStateReconciler:
         self.rebooter = rebooter or Rebooter(settings.host_root, enabled=settings.reboot,
                                              command=settings.reboot_command)
         self.plugin_loader = plugin_loader
+        #: This node's NodeState from the informer's cache (None when not there); without it every pass
+        #: reads it live.
+        self.cached_state = cached_state
         self.status = StatusWriter(client, settings.namespace, settings.node_name, recorder)
         self.drain = DrainAnnotator(client, settings.namespace, settings.node_name)
         self.generations = AppliedGeneration(hosts.paths.state_dir)
@@ -99,10 +104,30 @@ class NodeStateReconciler:
 
     def reconcile(self, req: Request) -> Result | None:
         try:
-            state = self.status.get()
+            state = self._read_state()
         except NotFound:
             self._log.info("no NodeState for this node yet; waiting for the operator to create it")
             return None
+        try:
+            return self._reconcile(state)
+        except Conflict as exc:  # someone wrote the NodeState between our read and our write
+            self._log.info("NodeState changed while writing it; requeueing", error=str(exc))
+            return Result(requeue=True)
+
+    def _read_state(self) -> dict[str, Any]:
+        """The NodeState this pass starts from. The periodic pass on a configured host (its generation
+        applied, no failure being retried) reads the informer's cache: at rest it makes no request at
+        all. A pass that is going to configure the host reads it live, and every write re-reads it
+        right before writing (status.py), so nothing is decided from or written over a stale copy; an
+        informer that lags behind only delays that pass to the watch event that follows."""
+        cached = self.cached_state() if self.cached_state is not None else None
+        if cached is not None and self._failed is None:
+            meta = cached.get("metadata") or {}
+            if self.generations.is_applied(str(meta.get("uid", "")), int(meta.get("generation") or 0)):
+                return thaw(cached)  # plain dicts: parts of it are handed to plugins and patches
+        return self.status.get()
+
+    def _reconcile(self, state: dict[str, Any]) -> Result | None:
         if self._sync_external_drainer(state):
             return None
         ann = annotations_of(state)

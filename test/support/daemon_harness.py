@@ -120,8 +120,10 @@ def settings(namespace: str, node: str, root: Path, **overrides: Any) -> DaemonS
 
 
 @contextmanager
-def running_daemon(kubeconfig: Path, namespace: str, node: str, root: Path, **overrides: Any) -> Iterator[Daemon]:
-    daemon = Daemon(settings(namespace, node, root, **overrides), client_for(kubeconfig), registry=CollectorRegistry())
+def running_daemon(kubeconfig: Path, namespace: str, node: str, root: Path, *, client: Client | None = None,
+                   **overrides: Any) -> Iterator[Daemon]:
+    daemon = Daemon(settings(namespace, node, root, **overrides), client or client_for(kubeconfig),
+                    registry=CollectorRegistry())
     stop = threading.Event()
     errors: list[BaseException] = []
 

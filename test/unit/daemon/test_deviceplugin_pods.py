@@ -201,6 +201,20 @@ def test_steady_state_unblocks_only_marked_live_pods() -> None:
     assert [c for c in store.calls if c[0] == "patch"] == [("patch", "dp-a")]
 
 
+def test_steady_state_reads_the_informer_cache_once_it_has_synced() -> None:
+    store = Pods(pod("a", marked=True), pod("b"))
+    dpp, _ = make(store)
+    cache: list[Any] | None = None
+    dpp.cached = lambda: cache
+    assert dpp.unblock_waiting() == 1, "not synced yet: listed live"
+    assert store.calls == [("list",), ("patch", "dp-a")]
+    cache = [pod("b"), pod("c", marked=True), pod("d", marked=True, terminating=True)]
+    store.pods["dp-c"] = pod("c", marked=True)
+    store.calls.clear()
+    assert dpp.unblock_waiting() == 1
+    assert store.calls == [("patch", "dp-c")], "synced: no list"
+
+
 @pytest.mark.parametrize("where", ["list", "delete"])
 def test_api_errors_are_logged_not_raised(where: str) -> None:
     store = Pods(pod("old", marked=True))
