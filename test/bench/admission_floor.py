@@ -1,0 +1,51 @@
+"""The admission floor: our HTTPS server answering every review "allowed" without judging anything.
+
+Why: the admission benchmark's added latency includes what no rule can avoid - the API server calling
+two webhooks (mutating and validating) over TLS, and a Python HTTP server decoding each review and
+answering. Registered exactly as `sriovop webhook` is, this server measures that cost on the same
+machine in the same run, so a missed target can be split into the floor and what judging adds.
+
+    python test/bench/admission_floor.py --port 8443 --tls-cert-file C --tls-private-key-file K
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from typing import Any
+
+from sriovop.webhook.server import WebhookServer, server_ssl_context, tune_process
+
+#: The benchmark's registration probe: denied, so the benchmark can tell when this server is called.
+PROBE = "probe"
+
+
+class AllowEverything:
+    """The `AdmissionHandler` surface the server calls: decode the review, allow it (but the probe)."""
+
+    def handle(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        request = json.loads(body)["request"]
+        response: dict[str, Any] = {"uid": request["uid"], "allowed": True}
+        if (request.get("object") or {}).get("metadata", {}).get("name") == PROBE:
+            response = {"uid": request["uid"], "allowed": False,
+                        "status": {"code": 403, "message": "the benchmark's registration probe"}}
+        return 200, {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--bind-address", default="127.0.0.1")
+    parser.add_argument("--tls-cert-file", required=True)
+    parser.add_argument("--tls-private-key-file", required=True)
+    args = parser.parse_args()
+    tune_process()
+    server = WebhookServer((args.bind_address, args.port), AllowEverything(),  # type: ignore[arg-type]
+                           server_ssl_context(args.tls_cert_file, args.tls_private_key_file))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
