@@ -8,6 +8,7 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.api.v1.nicselector import nic_selector_matches
 from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.runtime.objects import FrozenDict
 from sriovop.webhook.admission import Denied
 from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.fields import as_map, loose_int, loose_str
@@ -45,6 +46,24 @@ def _virtual(node: Mapping[str, Any]) -> bool:
     """Whether the node runs on a virtual platform: all that the checks read from its providerID."""
     provider = loose_str(as_map(node.get("spec")).get("providerID")).lower()
     return any(platform in provider for platform in VIRTUAL_PLATFORMS)
+
+
+#: id(Node) → (that object, its name, labels, virtual platform): the same identity rule as the memos of
+#: `policy_peers` (frozen cache objects only), so a request reads each cached Node's fields once.
+_NODE_CACHE: dict[int, tuple[object, str, Mapping[str, Any], bool]] = {}
+_NODE_CACHE_MAX = 65536
+
+
+def _node_facts(node: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], bool]:
+    hit = _NODE_CACHE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1], hit[2], hit[3]
+    name, labels, virtual = _name(node), (node.get("metadata") or {}).get("labels") or {}, _virtual(node)
+    if type(node) is FrozenDict:
+        if len(_NODE_CACHE) >= _NODE_CACHE_MAX:
+            _NODE_CACHE.clear()
+        _NODE_CACHE[id(node)] = (node, name, labels, virtual)
+    return name, labels, virtual
 
 
 def interface_unselected_reason(
@@ -159,13 +178,12 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
     judged_shapes: set[tuple[str, bool]] = set()
     judged_node_kinds: set[tuple[tuple[str | None, ...], str]] = set()
     for node in nodes:
-        node_name = _name(node)
-        labels = (node.get("metadata") or {}).get("labels") or {}
+        node_name, labels, virtual = _node_facts(node)
         state = states.get(node_name)
         interfaces = _interfaces(state)
         # Interfaces judged alike on an earlier node (same shape and platform) pass again; they are
         # looked at again only while explanations for a denial are still being collected.
-        shape = (cached_shape(state, interfaces), _virtual(node))
+        shape = (cached_shape(state, interfaces), virtual)
         explain = not selected and len(reasons) < _MAX_EXPLAINED_NODES
         if shape in judged_shapes and not explain:
             interfaces_to_judge: list[dict[str, Any]] = []
