@@ -68,14 +68,12 @@ def label_index(nodes: Sequence[Obj]) -> dict[str, list[Obj]]:
     return index
 
 
-def select_indexed(selector: Mapping[str, str], every: Sequence[Obj] | Callable[[], Sequence[Obj]],
-                   by_pair: Callable[[str], Sequence[Obj]]) -> list[Obj]:
-    """Nodes matching `selector`: the smallest index bucket of its pairs, filtered by the full selector
-    (the same decision as `node_selector_matches`, so an index can only speed it up)."""
-    if not selector:
-        return list(every() if callable(every) else every)
-    smallest = min((by_pair(f"{k}={v}") for k, v in selector.items()), key=len)
-    return [n for n in smallest if node_selected(selector, _labels(n))]
+def select_indexed(selector: Mapping[str, str], by_pairs: Callable[[list[str]], Sequence[Obj]]) -> list[Obj]:
+    """Nodes matching `selector`: `by_pairs` answers from a `key=value` index with (at least) the nodes
+    indexed under every pair (all nodes for none), filtered by the full selector (the same decision as
+    `node_selector_matches`, so an index can only speed it up)."""
+    candidates = by_pairs([f"{k}={v}" for k, v in selector.items()])
+    return [n for n in candidates if node_selected(selector, _labels(n))]
 
 
 class StaticClusterView:
@@ -102,7 +100,8 @@ class StaticClusterView:
         self._nics = nics or SupportedNics(())
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
-        return select_indexed(selector, self._nodes, lambda pair: self._by_label.get(pair, ()))
+        return select_indexed(selector, lambda pairs: min(
+            (self._by_label.get(pair, ()) for pair in pairs), key=len, default=self._nodes))
 
     def node_states(self) -> Sequence[Obj]:
         return self._node_states

@@ -108,7 +108,7 @@ class InformerClusterView:
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
         store = self._nodes.store
-        return select_indexed(selector, store.list, lambda pair: store.by_index(LABEL_INDEX, pair))
+        return select_indexed(selector, lambda pairs: store.by_indices(LABEL_INDEX, pairs))
 
     def node_states(self) -> Sequence[Obj]:
         return list(self._states.store.list())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from sriovop.runtime.cache.store import Store
@@ -72,6 +73,12 @@ class CompactStore(Store):
         with self._lock:
             items = self._items
             texts = [items[k] for k in self._index(name).get(value, ())]
+        return [decode(t) for t in texts]
+
+    def by_indices(self, name: str, values: Iterable[str]) -> builtins.list[Any]:
+        with self._lock:
+            items = self._items
+            texts = [items[k] for k in self._keys_in_all(name, values)]
         return [decode(t) for t in texts]
 
     def index(self, name: str, obj: Any) -> builtins.list[Any]:

@@ -15,6 +15,7 @@ from typing import Any
 from sriovop.runtime.cache.keys import meta_namespace_key
 
 IndexFunc = Callable[[Any], list[str]]
+_NO_KEYS: frozenset[str] = frozenset()
 NAMESPACE_INDEX = "namespace"
 
 
@@ -137,6 +138,21 @@ class Store:
         with self._lock:
             items = self._items
             return [items[k] for k in self._index(name).get(value, ())]
+
+    def by_indices(self, name: str, values: Iterable[str]) -> builtins.list[Any]:
+        """Objects indexed under every one of `values` (all objects when there are none): the buckets'
+        intersection, smallest first, so a rare value bounds the work however large the others are."""
+        with self._lock:
+            items = self._items
+            return [items[k] for k in self._keys_in_all(name, values)]
+
+    def _keys_in_all(self, name: str, values: Iterable[str]) -> Iterable[str]:
+        """Under the lock: the keys indexed under every one of `values`."""
+        index = self._index(name)
+        buckets = sorted((index.get(v, _NO_KEYS) for v in values), key=len)
+        if not buckets:
+            return self._items.keys()
+        return buckets[0].intersection(*buckets[1:])
 
     def index(self, name: str, obj: Any) -> builtins.list[Any]:
         """Objects sharing at least one index value with `obj`."""

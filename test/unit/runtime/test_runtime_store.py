@@ -89,6 +89,24 @@ def test_by_index_index_and_unknown_index(store_cls: type[Store]) -> None:
         s.by_index("nope", "y")
 
 
+def test_by_indices_is_the_intersection_of_the_buckets(store_cls: type[Store]) -> None:
+    s = store_cls({"testmodes": by_label("mode")})
+    s.add(obj("a", mode="x,y"))
+    s.add(obj("b", mode="y,z"))
+    s.add(obj("c", mode="x,y,z"))
+
+    def names(values: list[str]) -> list[str]:
+        return sorted(o["metadata"]["name"] for o in s.by_indices("testmodes", values))
+
+    assert names(["y"]) == ["a", "b", "c"]
+    assert names(["x", "y"]) == ["a", "c"]
+    assert names(["y", "z", "x"]) == ["c"]
+    assert names(["x", "nope"]) == []
+    assert names([]) == ["a", "b", "c"]  # no condition: everything
+    s.delete(obj("c"))
+    assert names(["x", "y"]) == ["a"]
+
+
 def test_add_indexers_indexes_existing_items_and_rejects_conflicts(store_cls: type[Store]) -> None:
     s = store_cls()
     s.add(obj("a", mode="foo"))
