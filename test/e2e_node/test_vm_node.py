@@ -11,11 +11,19 @@ One scenario (module fixture) records what happened; the tests assert on the rec
 1. join: the node is Ready and schedulable, labelled worker; a pause pod runs on it;
 2. the config-daemon pod is Ready on the guest node;
 3. a policy for 4 VFs on eth0 -> NodeState Succeeded (the device-plugin pod's main container, sampled
-   every second, runs only once it is, behind its wait-for-config init container); every VF in the
-   status cross-checked against the guest's sysfs and `ip -j link` (run in the guest, outside the pod);
-4. the policy changes to 5 VFs, MTU 9000; while the daemon applies it its pod is force-deleted
-   (grace period 0); the DaemonSet's new pod converges: Succeeded, every VF cross-checked again;
-5. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
+   every second, never runs while the guest's PF lacks the configuration: its wait-for-config init
+   container holds it); every VF in the status cross-checked against the guest's sysfs and `ip -j link`
+   (run in the guest, outside the pod);
+4. drain: a Deployment's pod that requests the VF resource runs on the guest node; the policy changes to
+   5 VFs, MTU 9000; the node is cordoned, the pod is evicted through the Eviction API (its
+   DisruptionTarget condition) and replaced once the node is uncordoned, the bare pause pod (no VF
+   resource) stays (partial drain); the device-plugin pod is replaced (new UID) and gated again;
+5. the policy changes to 6 VFs; while the daemon applies it its pod is force-deleted (grace period 0);
+   the DaemonSet's new pod converges: Succeeded, every VF cross-checked again;
+6. with `enableOperatorWebhook: false` (the operator deletes its webhook configurations) a policy asks
+   for 8 VFs, above the 82576's sriov_totalvfs (7): NodeState Failed, lastSyncError naming the PF and the
+   step, the daemon pod neither restarted nor unready; the webhook is switched back on;
+7. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
 """
 
 from __future__ import annotations
@@ -37,10 +45,13 @@ from sriovop.devcluster.images.load import load_archives
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import NotFound
-from sriovop.runtime.kinds import POD
+from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
 from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
+from test.support.incluster import advertise_resource
 from test.support.vm_daemon import GuestShell
 from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
+from test.support.vm_node_drain import PodEvents, running_workload, workload_deployment
+from test.support.vm_node_webhook import admitted, set_operator_webhook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
@@ -50,6 +61,7 @@ IMAGES = REPO / "build" / "images"
 GUEST_IMAGES = ("config-daemon.tar", "standin-sriov-cni.tar", "standin-ib-sriov-cni.tar",
                 "standin-device-plugin.tar")
 RESULT = REPO / "build" / "e2e-node.json"
+RECORD = REPO / "build" / "e2e-node-record.json"  # every figure of the scenario, for diagnosis
 LOGS = REPO / "build" / "e2e-node-logs"
 NAMESPACE = "sriov-network-operator"
 PF_PCI = "0000:01:00.0"
@@ -58,6 +70,9 @@ NUM_VFS = 4
 POLICY = "vm-igb"
 CHANGED_VFS = 5
 CHANGED_MTU = 9000
+FORCE_DELETE_VFS = 6
+TOTAL_VFS = 7  # the 82576's sriov_totalvfs
+RESOURCE = "openshift.io/igbvfs"
 # TCG guest under a loaded machine: every step gets minutes.
 STEP_TIMEOUT_S = 900.0
 
@@ -117,21 +132,21 @@ def _daemon_pod(kube: Client) -> dict[str, Any] | None:
 def _policy(num_vfs: int, mtu: int = 1500) -> dict[str, Any]:
     return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
             "metadata": {"name": POLICY, "namespace": NAMESPACE}, "spec": {
-                "resourceName": "igbvfs", "numVfs": num_vfs, "mtu": mtu, "priority": 10,
+                "resourceName": RESOURCE.split("/")[1], "numVfs": num_vfs, "mtu": mtu, "priority": 10,
                 "deviceType": "netdevice",
                 "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
                 "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
 
 
-def _device_plugin_running(kube: Client) -> str:
-    """The name of the device-plugin pod whose main container runs on the guest node, or ''."""
+def _device_plugin_running(kube: Client, old_uid: str = "") -> dict[str, Any] | None:
+    """The device-plugin pod whose main container runs on the guest node (not the one `old_uid`), or None."""
     for pod in kube.list(POD, NAMESPACE, label_selector="app=sriov-device-plugin"):
-        if (pod.get("spec") or {}).get("nodeName") != NODE_NAME:
+        if (pod.get("spec") or {}).get("nodeName") != NODE_NAME or pod["metadata"]["uid"] == old_uid:
             continue
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
             if (status.get("state") or {}).get("running"):
-                return str(pod["metadata"]["name"])
-    return ""
+                return dict(pod)
+    return None
 
 
 def _configured(kube: Client, num_vfs: int, mtu: int) -> dict[str, Any] | None:
@@ -157,6 +172,36 @@ def _kernel_view(shell: GuestShell) -> dict[str, Any]:
     return {"numvfs": int(lines[-1].split()[1]), "vfs": vfs, "links": links}
 
 
+def _kernel_configured(shell: GuestShell, num_vfs: int, mtu: int) -> bool:
+    kernel = _kernel_view(shell)
+    return bool(kernel["numvfs"] == num_vfs and int(kernel["links"][PF_NAME]["mtu"]) == mtu)
+
+
+def _gated_probe(kube: Client, shell: GuestShell, num_vfs: int, mtu: int, old_uid: str,
+                 early: list[str]) -> Callable[[], dict[str, Any] | None]:
+    """A probe for "Succeeded with `num_vfs` VFs at `mtu`" that also samples the device-plugin gate: a
+    device-plugin pod other than `old_uid` whose main container runs while the NodeState is not yet
+    Succeeded is early unless the guest's PF already has the configuration (the daemon unblocks the pod
+    once the host is configured, just before it writes Succeeded: upstream's order)."""
+    def probe() -> dict[str, Any] | None:
+        running = _device_plugin_running(kube, old_uid)
+        pf = _configured(kube, num_vfs, mtu)
+        if pf is None and running is not None and not _kernel_configured(shell, num_vfs, mtu):
+            early.append(str(running["metadata"]["name"]))
+        return pf
+    return probe
+
+
+def _ready_daemon_pod(kube: Client) -> dict[str, Any]:
+    pod = _daemon_pod(kube)
+    assert pod is not None, "no Ready config-daemon pod on the guest node"
+    return pod
+
+
+def _restarts(pod: dict[str, Any]) -> int:
+    return sum(int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or [])
+
+
 def _cross_check(pf: dict[str, Any], kernel: dict[str, Any], num_vfs: int, mtu: int) -> int:
     """Every VF the daemon reports is the kernel's: same PCI address, igbvf-bound netdev, MAC, MTU."""
     reported = pf.get("Vfs") or []
@@ -172,6 +217,88 @@ def _cross_check(pf: dict[str, Any], kernel: dict[str, Any], num_vfs: int, mtu: 
         assert int(vf["mtu"]) == int(link["mtu"]) == mtu, (vf, link)
         assert vf.get("driver") == "igbvf", vf
     return len(reported)
+
+
+def _drain_step(kube: Client, shell: GuestShell, record: dict[str, Any], plugin_uid: str,
+                early: list[str]) -> None:
+    """MTU and VF count change: the drain handshake evicts the workload pod from the guest node."""
+    _wait(f"{RESOURCE} allocatable on the guest node", lambda: advertise_resource(kube, NODE_NAME, RESOURCE))
+    bystander = kube.get(POD, "vm-pause", "default")["metadata"]["uid"]
+    kube.create(DEPLOYMENT, workload_deployment(NODE_NAME, RESOURCE), "default")
+    workload = _wait("the workload pod Running on the guest node",
+                     lambda: running_workload(kube, "default", NODE_NAME))
+    uid = workload["metadata"]["uid"]
+    events = PodEvents(kube, "default", kube.list_page(POD, "default", limit=1).resource_version)
+    try:
+        started = time.monotonic()
+        kube.patch(SRIOV_NETWORK_NODE_POLICY, POLICY, {"spec": {"numVfs": CHANGED_VFS, "mtu": CHANGED_MTU}},
+                   NAMESPACE)
+        gated = _gated_probe(kube, shell, CHANGED_VFS, CHANGED_MTU, plugin_uid, early)
+        cordoned: list[bool] = []
+
+        def applied() -> dict[str, Any] | None:
+            if kube.get(NODE, NODE_NAME)["spec"].get("unschedulable"):
+                cordoned.append(True)
+            return gated()
+
+        pf = _wait("NodeState Succeeded after the MTU and VF count change", applied, interval=0.5)
+        record["drain_change_s"] = round(time.monotonic() - started, 1)
+        record["cordoned_during_drain"] = bool(cordoned)
+        _wait("the guest node uncordoned", lambda: not kube.get(NODE, NODE_NAME)["spec"].get("unschedulable"))
+        replacement = _wait("a replacement workload pod Running on the guest node", lambda: (
+            p if (p := running_workload(kube, "default", NODE_NAME)) and p["metadata"]["uid"] != uid else None))
+        _wait("the evicted pod's deletion seen by the watch", lambda: events.deleted(uid))
+    finally:
+        events.stop()
+    record["workload_evicted"] = events.eviction_of(uid) is not None
+    record["workload_replaced"] = replacement["metadata"]["uid"] != uid
+    record["bystander_kept"] = running_pod(kube, "default", "vm-pause") is not None and \
+        kube.get(POD, "vm-pause", "default")["metadata"]["uid"] == bystander
+    new_plugin = _wait("a new device-plugin pod running on the guest node",
+                       lambda: _device_plugin_running(kube, plugin_uid))
+    record["device_plugin_replaced"] = new_plugin["metadata"]["uid"] != plugin_uid
+    record["vfs_checked"] += _cross_check(pf, _kernel_view(shell), CHANGED_VFS, CHANGED_MTU)
+
+
+def _force_delete_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
+    """A VF count change during which the config-daemon pod is force-deleted (grace period 0)."""
+    old_pod = _ready_daemon_pod(kube)
+    kube.patch(SRIOV_NETWORK_NODE_POLICY, POLICY, {"spec": {"numVfs": FORCE_DELETE_VFS}}, NAMESPACE)
+    phase = _wait("the daemon to start applying the change", lambda: (
+        "InProgress" if (_node_state(kube).get("status") or {}).get("syncStatus") == "InProgress"
+        else "done" if _configured(kube, FORCE_DELETE_VFS, CHANGED_MTU) else None), interval=0.2)
+    record["force_deleted_mid_apply"] = phase == "InProgress"
+    kube.delete(POD, old_pod["metadata"]["name"], NAMESPACE, grace_period_seconds=0)
+    started = time.monotonic()
+    _wait("a new config-daemon pod Ready", lambda: (p := _daemon_pod(kube)) and p["metadata"]["uid"]
+          != old_pod["metadata"]["uid"])
+    pf = _wait("NodeState Succeeded after the change", lambda: _configured(kube, FORCE_DELETE_VFS, CHANGED_MTU))
+    record["change_after_force_delete_s"] = round(time.monotonic() - started, 1)
+    record["vfs_checked"] += _cross_check(pf, _kernel_view(shell), FORCE_DELETE_VFS, CHANGED_MTU)
+
+
+def _failure_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
+    """numVfs above sriov_totalvfs, past the webhook (switched off as a user must): Failed, pod stays up."""
+    set_operator_webhook(kube, NAMESPACE, False, _wait)
+    try:
+        daemon = _ready_daemon_pod(kube)
+        refusals: list[str] = record.setdefault("refusals", [])
+        _wait("the policy asking for too many VFs admitted", lambda: admitted(lambda: kube.patch(
+            SRIOV_NETWORK_NODE_POLICY, POLICY, {"spec": {"numVfs": TOTAL_VFS + 1}}, NAMESPACE), refusals))
+
+        def failed() -> dict[str, Any] | None:
+            status = _node_state(kube).get("status") or {}
+            return dict(status) if status.get("syncStatus") == "Failed" else None
+
+        status = _wait("NodeState Failed for numVfs above sriov_totalvfs", failed)
+        record["failed_error"] = status.get("lastSyncError", "")
+        after = _ready_daemon_pod(kube)
+        record["failed_daemon_pod_kept"] = (after["metadata"]["uid"] == daemon["metadata"]["uid"]
+                                            and _restarts(after) == _restarts(daemon))
+        record["failed_guest_numvfs"] = _kernel_view(shell)["numvfs"]
+    finally:
+        set_operator_webhook(kube, NAMESPACE, True, _wait)
+    record["webhook_restored"] = True
 
 
 @pytest.fixture(scope="module")
@@ -206,41 +333,20 @@ def scenario() -> Iterator[dict[str, Any]]:
         started = time.monotonic()
         kube.create(SRIOV_NETWORK_NODE_POLICY, _policy(NUM_VFS), NAMESPACE)
         early: list[str] = []
-
-        def configured_gated() -> dict[str, Any] | None:
-            # Device-plugin gating: sampled every second, its main container must not run before Succeeded.
-            running_before = _device_plugin_running(kube)
-            pf = _configured(kube, NUM_VFS, 1500)
-            if pf is None and running_before:
-                early.append(running_before)
-            return pf
-
-        pf = _wait("NodeState Succeeded with the VFs", configured_gated)
+        pf = _wait("NodeState Succeeded with the VFs", _gated_probe(kube, shell, NUM_VFS, 1500, "", early))
         record["policy_to_succeeded_s"] = round(time.monotonic() - started, 1)
-        record["device_plugin_ran_early"] = early
-        record["device_plugin_running"] = _wait("the device-plugin pod running on the guest node",
-                                                lambda: _device_plugin_running(kube))
+        plugin = _wait("the device-plugin pod running on the guest node", lambda: _device_plugin_running(kube))
+        record["device_plugin_running"] = plugin["metadata"]["name"]
         record["vfs_checked"] = _cross_check(pf, _kernel_view(shell), NUM_VFS, 1500)
 
-        # MTU and VF count change; the daemon pod is force-deleted while it applies the change.
-        old_pod = _daemon_pod(kube)
-        assert old_pod is not None
-        kube.patch(SRIOV_NETWORK_NODE_POLICY, POLICY, {"spec": {"numVfs": CHANGED_VFS, "mtu": CHANGED_MTU}},
-                   NAMESPACE)
-        phase = _wait("the daemon to start applying the change", lambda: (
-            "InProgress" if (_node_state(kube).get("status") or {}).get("syncStatus") == "InProgress"
-            else "done" if _configured(kube, CHANGED_VFS, CHANGED_MTU) else None), interval=0.2)
-        record["force_deleted_mid_apply"] = phase == "InProgress"
-        kube.delete(POD, old_pod["metadata"]["name"], NAMESPACE, grace_period_seconds=0)
-        started = time.monotonic()
-        _wait("a new config-daemon pod Ready", lambda: (p := _daemon_pod(kube)) and p["metadata"]["uid"]
-              != old_pod["metadata"]["uid"])
-        pf = _wait("NodeState Succeeded after the change", lambda: _configured(kube, CHANGED_VFS, CHANGED_MTU))
-        record["change_after_force_delete_s"] = round(time.monotonic() - started, 1)
-        record["vfs_checked"] += _cross_check(pf, _kernel_view(shell), CHANGED_VFS, CHANGED_MTU)
+        _drain_step(kube, shell, record, plugin["metadata"]["uid"], early)
+        record["device_plugin_ran_early"] = early
+        _force_delete_step(kube, shell, record)
+        _failure_step(kube, shell, record)
 
         started = time.monotonic()
-        kube.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, NAMESPACE)
+        _wait("the policy deletion admitted", lambda: admitted(
+            lambda: kube.delete(SRIOV_NETWORK_NODE_POLICY, POLICY, NAMESPACE), record.setdefault("refusals", [])))
 
         def reset() -> bool:
             state = _node_state(kube)
@@ -269,6 +375,7 @@ def scenario() -> Iterator[dict[str, Any]]:
             summary = {k: record.get(k) for k in ("join_s", "daemon_pod_ready_s", "policy_to_succeeded_s",
                                                    "reset_s", "vfs_checked", "passed")}
             RESULT.write_text(json.dumps(summary) + "\n")
+            RECORD.write_text(json.dumps(record, indent=1, default=str) + "\n")
 
 
 def test_scenario_completed(scenario: dict[str, Any]) -> None:
@@ -291,10 +398,31 @@ def test_device_plugin_starts_only_after_the_node_is_configured(scenario: dict[s
     assert scenario.get("device_plugin_ran_early") == [], scenario
 
 
+def test_drain_evicts_the_workload_pod_from_the_guest_node(scenario: dict[str, Any]) -> None:
+    assert scenario.get("drain_change_s") is not None, scenario.get("error")
+    assert scenario.get("cordoned_during_drain"), scenario
+    assert scenario.get("workload_evicted"), scenario
+    assert scenario.get("workload_replaced"), scenario
+    assert scenario.get("bystander_kept"), scenario
+
+
+def test_device_plugin_restarted_around_a_reconfiguration(scenario: dict[str, Any]) -> None:
+    assert scenario.get("device_plugin_replaced"), scenario.get("error")
+    assert scenario.get("device_plugin_ran_early") == [], scenario
+
+
 def test_change_converges_after_the_daemon_pod_is_force_deleted(scenario: dict[str, Any]) -> None:
     assert scenario.get("change_after_force_delete_s") is not None, scenario.get("error")
     assert scenario.get("force_deleted_mid_apply"), scenario
-    assert scenario.get("vfs_checked") == NUM_VFS + CHANGED_VFS, scenario
+    assert scenario.get("vfs_checked") == NUM_VFS + CHANGED_VFS + FORCE_DELETE_VFS, scenario
+
+
+def test_numvfs_above_totalvfs_fails_naming_the_step_and_the_daemon_pod_stays_up(scenario: dict[str, Any]) -> None:
+    error = scenario.get("failed_error")
+    assert error is not None, scenario.get("error")
+    assert f"pf {PF_PCI}: step check-totalvfs" in error and f"above sriov_totalvfs {TOTAL_VFS}" in error, error
+    assert scenario.get("failed_daemon_pod_kept"), scenario
+    assert scenario.get("webhook_restored"), scenario
 
 
 def test_policy_deleted_resets_the_pf(scenario: dict[str, Any]) -> None:
