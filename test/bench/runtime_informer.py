@@ -369,10 +369,12 @@ def main() -> None:
                 "cpu_ratio_naive_over_ours": round(cpu_med["naive_official_rv0"] / cpu_med["ours"], 2),
                 "cpu_ratio_ours_over_floor": round(cpu_med["ours"] / cpu_med["floor_raw_list_rv0"], 2),
             }
+            # quick (a smoke run): only the configuration the figure reports
+            memory_variants = ((True, False),) if args.quick else ((True, False), (False, False), (True, True))
             results[label]["memory"] = [
                 measure_memory(str(cp.kubeconfig), kind.plural, ns, strip,
                                json_size_per_object(c, kind, ns, managed_fields=not strip), compact)
-                for strip, compact in ((True, False), (False, False), (True, True))]
+                for strip, compact in memory_variants]
             print(json.dumps({label: results[label]}), file=sys.stderr)
             figures.append(Figure(
                 f"informer_sync_ratio_naive_over_ours_{label}", results[label]["ratio_naive_over_ours"], "x",
