@@ -29,6 +29,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
+from prometheus_client import Histogram
+
+WAIT = Histogram(
+    "sriovop_webhook_freshness_wait_seconds",
+    "Time a judgement waited for the informer caches to catch up (consistent reads + settle time)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0),
+)
+
 
 class RvSource(Protocol):
     """Something whose last applied resourceVersion can be read (an informer's store)."""
@@ -71,6 +79,10 @@ class FreshnessBarrier:
 
     def wait(self) -> None:
         """Return once the caches reflect every write committed before this call."""
+        with WAIT.time():
+            self._wait()
+
+    def _wait(self) -> None:
         arrived = time.monotonic()
         deadline = arrived + self.timeout
         with self._cond:

@@ -99,6 +99,27 @@ class Webhook:
         endpoint = Endpoint.url(f"https://127.0.0.1:{port}", cp.ca_pem)
         self.configs = operator_webhook_configs(endpoint, name=name)
         self.registered = False
+        self.port, self.ca_pem = port, cp.ca_pem
+
+    def mean_seconds(self) -> dict[str, float]:
+        """Mean time per observation of each duration histogram the server exports (its /metrics):
+        how long judging a review took inside the server, and how much of it the freshness barrier."""
+        import ssl
+        import urllib.request
+
+        ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
+        with urllib.request.urlopen(f"https://127.0.0.1:{self.port}/metrics", context=ctx, timeout=30) as resp:
+            text = resp.read().decode()
+        sums: dict[str, float] = {}
+        counts: dict[str, float] = {}
+        for line in text.splitlines():
+            name, _, value = line.rpartition(" ")
+            for suffix, into in (("_sum", sums), ("_count", counts)):
+                base, _, labels = name.partition("{")
+                if base.endswith(suffix) and base.startswith("sriovop_webhook_"):
+                    key = base[: -len(suffix)] + (f"{{{labels}" if labels else "")
+                    into[key] = float(value)
+        return {k: round(sums[k] / counts[k], 6) for k in sums if counts.get(k)}
 
     def pid(self) -> int:
         return self.proc.pid
@@ -190,6 +211,7 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
             benchlib.interleave({name: partial(side, name) for name in per_round}, rounds)
             webhook_cpu = benchlib.cpu_seconds(hook.pid()) - cpu0
             rss = benchlib.rss_kib(hook.pid())
+            inside = hook.mean_seconds()
         finally:
             for server in servers.values():
                 with contextlib.suppress(BaseException):
@@ -215,6 +237,9 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
         "p99_rounds_ms": {k: [round(r["p99"] * 1000, 1) for r in v] for k, v in recorded.items()},
         "webhook_cpu_ms_per_request": round(webhook_cpu * 1000 / max(1, webhook_requests), 3),
         "webhook_rss_mib": round(rss / 1024, 1),
+        # Inside the webhook (its /metrics, every request of the run): mean ms per review by path, and per
+        # judgement waiting for the freshness barrier (one consistent read per cached kind + settle time).
+        "webhook_inside_mean_ms": {k: round(v * 1000, 2) for k, v in inside.items()},
     }
 
 

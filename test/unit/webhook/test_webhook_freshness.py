@@ -122,3 +122,16 @@ def test_a_caller_arriving_during_a_round_does_not_wait_for_that_rounds_settle_t
     assert len(reads) == 2 and reads[1] >= arrived  # its own round's read began after it arrived
     # Its round started when the first round's read ended, not after the first round's 1 s settle.
     assert 1.0 <= waited < 1.9, waited
+
+
+def test_every_wait_is_observed_in_the_freshness_histogram() -> None:
+    from prometheus_client import REGISTRY
+
+    def count() -> float:
+        return REGISTRY.get_sample_value("sriovop_webhook_freshness_wait_seconds_count") or 0.0
+
+    before = count()
+    barrier = FreshnessBarrier([(lambda: "3", FakeStore("3"))], settle=0.0, timeout=5.0)
+    barrier.wait()
+    barrier.wait()
+    assert count() - before == 2
