@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import ssl
 from pathlib import Path
 
 import click
@@ -58,6 +57,8 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     from sriovop.logsetup import configure_logging
 
     configure_logging(log_level, "console" if log_format == "console" else "json")
+    import ssl  # here, like the imports below: `webhook --help` need not pay for it
+
     from sriovop.runtime.client import Client
     from sriovop.runtime.config import ConfigError, load_config
     from sriovop.webhook.cluster_view import ClientClusterView

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from sriovop import cli
 
-#: What only running a command needs; each costs tens to hundreds of milliseconds to import.
+#: What only running a command needs; each costs ten to hundreds of milliseconds to import.
 HEAVY = ("structlog", "kubernetes", "urllib3", "prometheus_client", "yaml", "cryptography", "pyroute2", "tenacity",
-         "sriovop.runtime.client", "sriovop.host", "sriovop.controllers", "sriovop.devcluster.controlplane")
+         "ssl", "sriovop.runtime.client", "sriovop.host", "sriovop.controllers", "sriovop.devcluster.controlplane")
 
 
 def _imported_after(args: list[str]) -> set[str]:
