@@ -93,9 +93,10 @@ bench: $(VENV)/.bench-installed control-plane
 	$(PY) test/bench/run_all.py $(BENCH_ARGS)
 
 # Three leader-elected operator replicas, a busy workload and 30 injected faults on a private control
-# plane; prints the JSON report (hack/README-failover.md). `make failover FAILOVER_ARGS=--quick` for a smoke run.
+# plane; prints the JSON report (hack/README-failover.md). `make failover FAILOVER_ARGS=--quick` for a smoke run;
+# `FAILOVER_ARGS=--cluster`: the operator installed on a 2-node dev cluster, 5 runs of each in-cluster fault.
 FAILOVER_ARGS ?=
-failover: $(VENV)/.installed control-plane
+failover: $(VENV)/.installed control-plane node-components
 	$(PY) hack/failover.py $(FAILOVER_ARGS)
 
 # Regenerate everything derived under manifests/ (CRDs and the supported-nic-ids ConfigMap), then

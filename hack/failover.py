@@ -3,6 +3,12 @@
 
     .venv/bin/python hack/failover.py            # 30 faults, lease 15/10/2 s (about 15-20 minutes)
     .venv/bin/python hack/failover.py --quick    # 5 faults, lease 4/3/0.5 s (about a minute)
+    .venv/bin/python hack/failover.py --cluster  # in-cluster: 5 runs of each kind (about 25 minutes)
+
+`--cluster` brings up its own `sriovop dev cluster --nodes 2`, builds and loads the images, installs
+`manifests/` with kubectl and causes failover as users do (test/support/failover_incluster.py):
+`kubectl delete pod` of the leader, SIGKILL of its container, SIGSTOP of its process past the lease, its
+kubelet stopped, its node lost. The report has the same shape, one JSON line on stdout.
 
 Starts a private control plane (sriovop.devcluster), installs the CRDs, the operator namespace, the
 supported-nic-ids ConfigMap and a default SriovOperatorConfig, starts three replicas with leader
@@ -60,6 +66,7 @@ from test.support.failover_analysis import (  # noqa: E402
     summarize,
     terms,
 )
+from test.support.failover_incluster import KINDS as CLUSTER_KINDS  # noqa: E402
 from test.support.failover_lease import LeaseRecorder  # noqa: E402
 from test.support.failover_replicas import LEASE_NAME, Durations, Replica, ReplicaSet  # noqa: E402
 from test.support.failover_workload import Workload, compare, wait_converged  # noqa: E402
@@ -371,9 +378,64 @@ def targets(report: dict[str, Any], d: Durations) -> dict[str, Any]:
     }
 
 
+def run_cluster(args: argparse.Namespace) -> dict[str, Any]:
+    """The in-cluster run: the shipped manifests, their lease timings unless given (patched into the
+    Deployment's args), `--runs` rounds of every kind."""
+    from test.support.failover_incluster import (
+        ClusterFailover,
+        Timings,
+        operator_args,
+        set_operator_args,
+        with_timings,
+    )
+    from test.support.incluster import installed_cluster
+
+    timings = Timings(args.lease_duration, args.renew_deadline, args.retry_period)
+    started = time.monotonic()
+    progress("bringing up a 2-node dev cluster, loading the images, applying manifests/ (minutes)")
+    with installed_cluster() as env:
+        if timings != Timings():
+            progress(f"lease timings {timings.lease}/{timings.renew}/{timings.retry}s patched into the Deployment")
+            set_operator_args(env, with_timings(operator_args(env), timings))
+        harness = ClusterFailover(env, timings, progress=progress, workload_period=args.workload_period)
+        harness.start()
+        try:
+            for n in range(args.runs):
+                progress(f"round {n + 1}/{args.runs}: {', '.join(args.kinds)}")
+                for kind in args.kinds:
+                    harness.inject(kind)
+            report = harness.finish()
+        finally:
+            harness.stop()
+    report["config"].update({"runs_per_kind": args.runs, "quick": args.quick,
+                             "workload_period_s": args.workload_period})
+    report["targets"] = cluster_targets(report)
+    report["duration_s"] = round(time.monotonic() - started, 1)
+    return report
+
+
+def cluster_targets(report: dict[str, Any]) -> dict[str, Any]:
+    faults = report["faults"]
+    leader_lost = [f for f in faults if f["fault"] != "kubelet_stopped" and not f.get("notes")]
+    return {
+        "zero_overlapping_writers": report["overlapping_writer_intervals"] == 0,
+        "zero_lost_changes": report["all_changes_in_nads"],
+        "every_fault_recovered": all(f["took_over"] for f in leader_lost),
+        "kubelet_stopped_kept_its_leader": all(not f["leader_changed"] and f["writes_by_others_during_fault"] == 0
+                                               for f in faults if f["fault"] == "kubelet_stopped"),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="short lease (4/3/0.5 s) and one fault of each type")
+    parser.add_argument("--quick", action="store_true",
+                        help="short lease (4/3/0.5 s; 6/4/1 s with --cluster) and one fault of each type")
+    parser.add_argument("--cluster", action="store_true",
+                        help="in-cluster: a dev cluster with kubelets, the operator installed from manifests/")
+    parser.add_argument("--runs", type=int, default=None,
+                        help="with --cluster: runs of each kind (default 5; 1 with --quick)")
+    parser.add_argument("--kinds", default=",".join(CLUSTER_KINDS),
+                        help="with --cluster: comma-separated fault kinds (default all)")
     parser.add_argument("--faults", type=int, default=None, help="number of faults (default 30; 5 with --quick)")
     parser.add_argument("--lease-duration", type=float, default=None)
     parser.add_argument("--renew-deadline", type=float, default=None)
@@ -387,7 +449,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target-namespace", default=NAD_NAMESPACE, help="with --analyze: the NADs' namespace")
     parser.add_argument("--resource-prefix", default=RESOURCE_PREFIX, help="with --analyze: RESOURCE_PREFIX")
     args = parser.parse_args(argv)
-    quick = (4.0, 3.0, 0.5) if args.quick else (15.0, 10.0, 2.0)
+    if args.cluster:
+        quick = (6.0, 4.0, 1.0) if args.quick else (15.0, 10.0, 2.0)  # else: the shipped manifests' timings
+        args.runs = args.runs or (1 if args.quick else 5)
+        args.kinds = [k for k in args.kinds.split(",") if k]
+        if unknown := sorted(set(args.kinds) - set(CLUSTER_KINDS)):
+            parser.error(f"--kinds: unknown {', '.join(unknown)}; choose from {', '.join(CLUSTER_KINDS)}")
+    else:
+        quick = (4.0, 3.0, 0.5) if args.quick else (15.0, 10.0, 2.0)
     args.lease_duration = args.lease_duration or quick[0]
     args.renew_deadline = args.renew_deadline or quick[1]
     args.retry_period = args.retry_period or quick[2]
@@ -399,6 +468,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         t = report["targets"]
         return 0 if t["zero_overlapping_writers"] and t["zero_lost_changes"] and t["every_fault_recovered"] else 1
+    if args.cluster:
+        try:
+            report = run_cluster(args)
+        except (ApiError, OSError, RuntimeError, AssertionError) as exc:
+            progress(f"in-cluster harness failed: {exc}")
+            return 2
+        print(json.dumps(report))  # one line: the last line of the output
+        t = report["targets"]
+        return 0 if all(t.values()) else 1
     try:
         report = run(args)
     except (ApiError, OSError) as exc:

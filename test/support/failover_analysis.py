@@ -11,10 +11,11 @@ cannot fake an overlap, and a real interleaving cannot hide.
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -78,11 +79,34 @@ class Term:
     writes: int
 
 
+def in_commit_order(writes: Iterable[Write]) -> list[Write]:
+    """The successful writes, each with the revision it takes its place at in the server's order.
+
+    A write that committed nothing (a patch whose result equals the object) answers with the object's
+    current resourceVersion, which can be far older than the newest revision: a new leader's first
+    no-op patch would then fall inside the old leader's range and look like an overlap. Revisions grow
+    with real time, so such a write happened no earlier than the highest revision answered before it was
+    sent (all writers log with this machine's clock): that is its place. A real commit's revision is
+    always above that bound, so its place is its own revision and a real interleaving still shows.
+    """
+    ok = [w for w in writes if w.ok and w.rv is not None]
+    answered = sorted(ok, key=lambda w: w.done)
+    done_at = [w.done for w in answered]
+    highest: list[int] = []
+    for w in answered:
+        highest.append(max(highest[-1] if highest else 0, w.rv or 0))
+    out = []
+    for w in ok:
+        before = bisect.bisect_left(done_at, w.sent)  # answers logged strictly before w was sent
+        bound = highest[before - 1] if before else 0
+        out.append(w if (w.rv or 0) > bound else replace(w, rv=bound))
+    return out
+
+
 def terms(writes: Iterable[Write]) -> list[Term]:
     by_id: dict[str, list[Write]] = {}
-    for w in writes:
-        if w.ok and w.rv is not None:
-            by_id.setdefault(w.identity, []).append(w)
+    for w in in_commit_order(writes):
+        by_id.setdefault(w.identity, []).append(w)
     out = []
     for identity, ws in by_id.items():
         rvs = [w.rv for w in ws if w.rv is not None]
@@ -154,7 +178,8 @@ class FaultRecord:
     notes: list[str] = field(default_factory=list)
 
 
-LEADER_FAULTS = ("sigterm_leader", "sigkill_leader", "sigstop_leader")
+#: The process harness's kinds, then the in-cluster ones (test/support/failover_incluster.py).
+LEADER_FAULTS = ("sigterm_leader", "sigkill_leader", "sigstop_leader", "delete_pod", "sigkill_container", "node_lost")
 
 
 def outcome(fault: FaultRecord, writes: Sequence[Write], changes: Sequence[LeaseChange]) -> dict[str, Any]:

@@ -45,7 +45,8 @@ def test_terms_in_commit_order_do_not_overlap() -> None:
 
 def test_a_write_committed_inside_another_term_is_an_overlap_even_if_clocks_say_otherwise() -> None:
     # b's write was *logged* late (a paused process), but the server committed it at rv 30, inside a's term.
-    writes = [w("a", 1.0, 10), w("a", 2.0, 50), w("b", 0.5, 30), w("c", 5.0, 60)]
+    late = Write("b", 0.5, 6.0, "PATCH", "sriovnetworks", "ns", "x", "200", 30)
+    writes = [w("a", 1.0, 10), w("a", 2.0, 50), late, w("c", 5.0, 60)]
     pairs = overlapping_terms(terms(writes))
     assert [(x.identity, y.identity) for x, y in pairs] == [("a", "b")]
 
@@ -54,7 +55,18 @@ def test_terms_that_only_share_a_boundary_revision_do_not_overlap() -> None:
     # b's first write changed nothing and answered with rv 20, the object as a last wrote it.
     writes = [w("a", 1.0, 10), w("a", 2.0, 20), w("b", 3.0, 20), w("b", 4.0, 30)]
     assert overlapping_terms(terms(writes)) == []
-    writes.append(w("a", 5.0, 21))  # but a commit of a's after b's first is an overlap
+    writes.append(w("a", 3.5, 21))  # but a commit of a's after b's first is an overlap
+    assert [(x.identity, y.identity) for x, y in overlapping_terms(terms(writes))] == [("a", "b")]
+
+
+def test_a_no_op_answered_with_an_older_revision_is_not_an_overlap() -> None:
+    # b took over; its first patch changed nothing and answered rv 12 (the object as it was long ago),
+    # although rv 20 had already been answered to a before b sent it.
+    writes = [w("a", 1.0, 10), w("a", 2.0, 20), w("b", 3.0, 12), w("b", 4.0, 30)]
+    assert overlapping_terms(terms(writes)) == []
+    assert [(t.identity, t.first_rv) for t in terms(writes)] == [("a", 10), ("b", 20)]
+    # The same answer to a write sent before rv 20 was answered may be a real commit: an overlap.
+    writes = [w("a", 1.0, 10), w("b", 1.5, 12), w("a", 2.0, 20), w("b", 4.0, 30)]
     assert [(x.identity, y.identity) for x, y in overlapping_terms(terms(writes))] == [("a", "b")]
 
 
