@@ -61,10 +61,9 @@ from test.support.failover_analysis import (  # noqa: E402
     LeaseChange,
     Write,
     outcome,
-    overlapping_terms,
     parse_writes,
     summarize,
-    terms,
+    writers_report,
 )
 from test.support.failover_incluster import KINDS as CLUSTER_KINDS  # noqa: E402
 from test.support.failover_lease import LeaseRecorder  # noqa: E402
@@ -298,17 +297,10 @@ def save_inputs(directory: Path, harness: Harness, client: Client) -> None:
 
 def assemble(config: dict[str, Any], outcomes: list[dict[str, Any]], writes: list[Write],
              changes: list[LeaseChange], problems: list[str], durations: Durations) -> dict[str, Any]:
-    term_list = terms(writes)
-    overlaps = overlapping_terms(term_list)
     report: dict[str, Any] = {
         "config": config,
         "takeover": summarize(outcomes),
-        "overlapping_writer_intervals": len(overlaps),
-        "overlaps": [{"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity,
-                      "b_rv": [b.first_rv, b.last_rv]} for a, b in overlaps],
-        "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]} for t in term_list],
-        "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
-                   "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},
+        **writers_report(writes),
         "all_changes_in_nads": not problems,
         "lost_changes": problems,
         "leadership_changes": len([c for c in changes if c.holder]),

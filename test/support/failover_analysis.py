@@ -244,3 +244,17 @@ def summarize(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
             entry["victims_exited_nonzero"] = sum(1 for o in items if (o.get("victim_exit_code") or 0) != 0)
         out[kind] = entry
     return out
+
+
+def writers_report(writes: Sequence[Write]) -> dict[str, Any]:
+    """The writer part of hack/failover.py's report: terms, overlapping pairs, write counts."""
+    term_list = terms(writes)
+    overlaps = overlapping_terms(term_list)
+    return {
+        "overlapping_writer_intervals": len(overlaps),
+        "overlaps": [{"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity,
+                      "b_rv": [b.first_rv, b.last_rv]} for a, b in overlaps],
+        "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]} for t in term_list],
+        "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
+                   "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},
+    }

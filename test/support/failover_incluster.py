@@ -32,11 +32,9 @@ from test.support.controllers_harness import wait_for
 from test.support.failover_analysis import (
     FaultRecord,
     LeaseChange,
-    Write,
     outcome,
-    overlapping_terms,
     summarize,
-    terms,
+    writers_report,
 )
 from test.support.failover_lease import LeaseRecorder
 from test.support.failover_podlogs import PodLogWrites
@@ -371,20 +369,6 @@ class ClusterFailover:
 
 def _changed(lease: Sequence[LeaseChange], since: float, until: float, old: str) -> bool:
     return any(since <= c.at <= until and c.holder and c.holder != old for c in lease)
-
-
-def writers_report(writes: Sequence[Write]) -> dict[str, Any]:
-    """The writer part of hack/failover.py's report: terms, overlapping pairs, write counts."""
-    term_list = terms(writes)
-    overlaps = overlapping_terms(term_list)
-    return {
-        "overlapping_writer_intervals": len(overlaps),
-        "overlaps": [{"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity,
-                      "b_rv": [b.first_rv, b.last_rv]} for a, b in overlaps],
-        "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]} for t in term_list],
-        "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
-                   "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},
-    }
 
 
 def _attribute_overlaps(outcomes: list[dict[str, Any]], overlaps: list[dict[str, Any]]) -> None:

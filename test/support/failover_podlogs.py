@@ -36,6 +36,7 @@ class PodLogWrites:
         self._files: dict[tuple[int, int], tuple[IO[bytes], list[str]]] = {}
         self._writes: list[Write] = []
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # the thread and a caller of poll() must not read the same files
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="pod-log-writes", daemon=True)
 
@@ -44,7 +45,8 @@ class PodLogWrites:
 
     def stop(self) -> None:
         self._stop.set()
-        self.thread.join(30)
+        if self.thread.ident is not None:
+            self.thread.join(30)
         self.poll()  # whatever was written since the last round
         for handle, _ in self._files.values():
             handle.close()
@@ -59,6 +61,11 @@ class PodLogWrites:
             self.poll()
 
     def poll(self) -> None:
+        """Read what was added since the last call (also called by the harness to catch up at once)."""
+        with self._reading:
+            self._poll()
+
+    def _poll(self) -> None:
         for path in self.nodes_dir.glob(self.pattern):
             try:
                 st = path.stat()
