@@ -167,7 +167,8 @@ class ClusterFailover:
         return [p for p in self.env.pods(NAMESPACE, SELECTOR) if not p["metadata"].get("deletionTimestamp")]
 
     def settle(self) -> tuple[str, dict[str, Any]]:
-        """Three ready replicas and a leader among them that has written since it took the Lease."""
+        """Three ready replicas and a leader among them that has written (an identity is one process,
+        and a process writes only while it leads)."""
         wait_for(lambda: sum(1 for p in self._live_pods() if _ready(p)) == 3, timeout=WAIT_S,
                  what="three ready operator pods", interval=1)
 
@@ -175,7 +176,7 @@ class ClusterFailover:
             changes = self.lease.snapshot()
             holder = changes[-1].holder if changes else ""
             pods = {p["metadata"]["name"]: p for p in self._live_pods() if _ready(p)}
-            if not holder or _pod_name(holder) not in pods or not self._wrote_since(holder, changes[-1].at - 60):
+            if not holder or _pod_name(holder) not in pods or not self._wrote_since(holder, 0.0):
                 return None
             return holder, pods[_pod_name(holder)]
         found: tuple[str, dict[str, Any]] = wait_for(leader, timeout=WAIT_S, what="a leader that writes", interval=0.5)
@@ -195,6 +196,13 @@ class ClusterFailover:
             run.marker_lost += 1
             return None
         return round(time.time() - run.fault.at, 3)
+
+    @staticmethod
+    def _eventually(check: Callable[[], bool], timeout: float = 60.0) -> bool:
+        try:
+            return bool(wait_for(check, timeout=timeout, what="a condition", interval=0.2))
+        except AssertionError:
+            return False
 
     def _taken_over(self, old: str, since: float) -> bool:
         holder = self.lease.holder()
@@ -255,10 +263,12 @@ class ClusterFailover:
         # Resumed past its lease: it must notice the loss and exit without writing.
         wait_for(lambda: not host.alive(pid), timeout=WAIT_S, what="the resumed old leader exiting", interval=0.5)
         socket = self._socket(run.old_node)
-        status = wait_for(lambda: json.loads(host.crictl(socket, "inspect", cid))["status"].get("exitCode") is not None
-                          and json.loads(host.crictl(socket, "inspect", cid))["status"], timeout=WAIT_S,
-                          what="the old leader's container exited", interval=0.5)
-        run.fault.victim_exit_code = int(status["exitCode"])
+
+        def exited() -> list[int]:  # [exit code] once the runtime has it (a list: 0 is a code too)
+            code = json.loads(host.crictl(socket, "inspect", cid))["status"].get("exitCode")
+            return [] if code is None else [int(code)]
+        run.fault.victim_exit_code = wait_for(exited, timeout=WAIT_S, what="the old leader's container exited",
+                                              interval=0.5)[0]
         run.fault.victim_lost_election = "leader election lost" in host.crictl(socket, "logs", cid, with_stderr=True)
 
     def _kubelet_stopped(self, run: Run, pod: dict[str, Any]) -> None:
@@ -272,7 +282,9 @@ class ClusterFailover:
             not_ready = time.time()
             run.extra["node_not_ready_s"] = round(not_ready - run.fault.at, 3)
             run.extra["marker_rendered_while_not_ready_s"] = self._change_marker(run)  # and once it is NotReady
-            run.extra["leader_wrote_while_not_ready"] = self._wrote_since(run.fault.old_leader, not_ready)
+            # Its write is in the NAD; the log line that says who made it is read a moment later.
+            run.extra["leader_wrote_while_not_ready"] = self._eventually(
+                partial(self._wrote_since, run.fault.old_leader, not_ready))
         finally:
             run.fault.resumed_at = time.time()
             os.kill(kubelet, signal.SIGCONT)
@@ -305,8 +317,8 @@ class ClusterFailover:
                     run.marker_rendered_s = self._change_marker(run)
                     self._await_takeover(run)
                 else:
-                    run.fault.notes.append("the admission webhook ran on the lost node: SR-IOV writes are refused "
-                                           "until it is back, so the new leader's first write waits for that")
+                    run.extra["note"] = ("the admission webhook ran on the lost node: SR-IOV writes are refused "
+                                         "until it is back, so the new leader's first write waits for that")
         finally:
             run.fault.resumed_at = time.time()
             host.signal_all(frozen, signal.SIGCONT)
