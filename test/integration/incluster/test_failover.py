@@ -3,7 +3,8 @@ the leader's container (`crictl stop -t 0`), SIGSTOP of the leader's process pas
 leader's kubelet stopped, and the leader's node lost (kubelet and every container of the node stopped).
 
 Cluster: `sriovop dev cluster up --nodes 2` with the operator installed by `kubectl apply -k` (see
-test/support/incluster.py); no SR-IOV host is involved. The harness (test/support/failover_incluster.py)
+test/support/incluster.py). Host: this machine, where the dev cluster's kubelets and containers run
+(the node faults SIGSTOP and SIGCONT them); no SR-IOV host, simulated or QEMU, is involved. The harness (test/support/failover_incluster.py)
 records the Lease, every write of every operator process (from the container logs) and a workload of
 SriovNetwork changes. Shorter leader-election timings than the shipped 15/10/2 s keep the test short:
 they are patched into the Deployment here and the original args are restored afterwards. The test runs
