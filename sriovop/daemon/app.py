@@ -33,7 +33,7 @@ from sriovop.daemon.startup import wait_for
 from sriovop.daemon.status import annotations_of
 from sriovop.daemon.systemd_mode import clean_systemd_files
 from sriovop.host.steps import StepHook
-from sriovop.runtime.cache import InformerFactory
+from sriovop.runtime.cache import InformerFactory, SharedIndexInformer
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.controller import Controller, Funcs, Request
@@ -116,10 +116,11 @@ class Daemon:
         pods = factory.informer_for(POD, ns, label_selector=POD_LABELS, field_selector={"spec.nodeName": node_name})
         device_plugin = DevicePluginPods(self.client, ns, node_name, timeout=s.device_plugin_wait_timeout,
                                          interval=s.device_plugin_poll_interval, stop=stop,
-                                         cached=lambda: pods.store.list() if pods.has_synced() else None)
+                                         cached=lambda: pods.store.list() if _following(pods) else None)
         self.reconciler = NodeStateReconciler(
             self.client, s, self.live, hosts, recorder=recorder, platform=platform, hook=self.hook,
-            device_plugin=device_plugin, cached_state=lambda: states.store.get_by_key(f"{ns}/{node_name}"))
+            device_plugin=device_plugin,
+            cached_state=lambda: states.store.get_by_key(f"{ns}/{node_name}") if _following(states) else None)
         configs = factory.informer_for(SRIOV_OPERATOR_CONFIG, ns,
                                        field_selector={"metadata.name": consts.DEFAULT_CONFIG_NAME})
         limiter = ItemExponentialFailureRateLimiter(s.retry_base_delay, s.retry_max_delay)
@@ -145,6 +146,12 @@ class Daemon:
                 self.metrics.stop()
             hosts.close()
             self._log.info("config daemon stopped")
+
+
+def _following(informer: SharedIndexInformer) -> bool:
+    """The cache is read only while its watch is open: during an API server outage and the informer's
+    backoff the passes read live, so a change made meanwhile is not missed until the watch is back."""
+    return informer.has_synced() and informer.reflector.watching
 
 
 def _netns(hosts: HostRef) -> str | None:

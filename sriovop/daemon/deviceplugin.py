@@ -235,4 +235,3 @@ class DevicePluginPods:
             if self.stop.wait(self.interval):
                 self._log.info(f"stopping while waiting for {what}")
                 return []
-

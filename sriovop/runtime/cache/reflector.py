@@ -98,6 +98,13 @@ class Reflector:
                 break
             stop.wait(self.backoff.next())
 
+    @property
+    def watching(self) -> bool:
+        """A watch stream is open: the store follows the server. False while listing, backing off after
+        a failure or between watches, when a reader that must not miss a change should ask the server."""
+        with self._watch_lock:
+            return self._watch is not None
+
     def interrupt(self) -> None:
         """Close the current watch so a stopping informer does not wait for the read timeout."""
         with self._watch_lock:
