@@ -59,6 +59,10 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
                     on_stop(signum)
                 stop.set()
 
+    # A child forked without exec (pyroute2 opens a socket in another network namespace that way) keeps
+    # the handlers and the wakeup fd: a SIGTERM it gets would otherwise be read here as ours.
+    devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    os.register_at_fork(after_in_child=lambda: os.dup2(devnull, write_fd, inheritable=False))
     threading.Thread(target=_watch, name="stop-signals", daemon=True).start()
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     for signum in STOP_SIGNALS:

@@ -70,3 +70,24 @@ def test_a_burst_of_stop_signals_ends_the_process_cleanly(mode: str) -> None:
     assert "CLEAN-EXIT" in out, err[-2000:]
     assert proc.returncode in (0, -signal.SIGTERM, -signal.SIGINT), err[-2000:]
     assert err.count("busy child stopping") == 1, err[-2000:]
+
+
+FORKING_CHILD = r"""
+import os, signal, sys, time
+from sriovop.stopsignals import stop_on_signals
+
+stop = stop_on_signals("forking child")
+pid = os.fork()  # as pyroute2 does to open a socket in another network namespace: no exec
+if pid == 0:
+    time.sleep(30)
+    os._exit(0)
+os.kill(pid, signal.SIGTERM)  # the forked child keeps our handlers: its SIGTERM is not ours
+os.waitpid(pid, 0)
+print("STOPPED" if stop.wait(2.0) else "RUNNING", flush=True)
+"""
+
+
+def test_a_stop_signal_to_a_forked_child_does_not_stop_the_parent() -> None:
+    done = subprocess.run([sys.executable, "-c", FORKING_CHILD], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "RUNNING", done.stdout + done.stderr
