@@ -49,6 +49,7 @@ images: $(VENV)/.installed deps
 test: $(VENV)/.installed control-plane node-components helm lint vm images
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory e2e-node
 
 unit: $(VENV)/.installed
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
@@ -65,7 +66,7 @@ vm:
 e2e: $(VENV)/.installed control-plane vm
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)
 
-# The QEMU guest as cluster node sriovop-vm-1 (test/e2e_node, not part of `make test`): the operator's
+# The QEMU guest as cluster node sriovop-vm-1 (test/e2e_node, the last part of `make test`): the operator's
 # config-daemon pod configures real igbvf VFs; the last line is the scenario's JSON summary.
 e2e-node: $(VENV)/.installed control-plane node-components vm images
 	@rm -f build/e2e-node.json; rc=0; $(VENV)/bin/pytest -m e2e test/e2e_node $(PYTEST_ARGS) || rc=$$?; \

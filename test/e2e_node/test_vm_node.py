@@ -399,6 +399,7 @@ def test_device_plugin_starts_only_after_the_node_is_configured(scenario: dict[s
 
 
 def test_drain_evicts_the_workload_pod_from_the_guest_node(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest (node sriovop-vm-1); evictions and cordon read from the API."""
     assert scenario.get("drain_change_s") is not None, scenario.get("error")
     assert scenario.get("cordoned_during_drain"), scenario
     assert scenario.get("workload_evicted"), scenario
@@ -407,6 +408,7 @@ def test_drain_evicts_the_workload_pod_from_the_guest_node(scenario: dict[str, A
 
 
 def test_device_plugin_restarted_around_a_reconfiguration(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; the operator-rendered device-plugin pod on it (stand-in image)."""
     assert scenario.get("device_plugin_replaced"), scenario.get("error")
     assert scenario.get("device_plugin_ran_early") == [], scenario
 
@@ -418,6 +420,7 @@ def test_change_converges_after_the_daemon_pod_is_force_deleted(scenario: dict[s
 
 
 def test_numvfs_above_totalvfs_fails_naming_the_step_and_the_daemon_pod_stays_up(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest's emulated 82576 (sriov_totalvfs 7), past the operator webhook switched off."""
     error = scenario.get("failed_error")
     assert error is not None, scenario.get("error")
     assert f"pf {PF_PCI}: step check-totalvfs" in error and f"above sriov_totalvfs {TOTAL_VFS}" in error, error
