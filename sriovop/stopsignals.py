@@ -60,9 +60,31 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
                 stop.set()
 
     # A child forked without exec (pyroute2 opens a socket in another network namespace that way) keeps
-    # the handlers and the wakeup fd: a SIGTERM it gets would otherwise be read here as ours.
+    # the handlers and the wakeup fd: a SIGTERM it gets would otherwise be read here as ours. The child
+    # points the fd at /dev/null and gets the default actions back (a SIGTERM ends it, as whoever forked
+    # it expects); the stop signals stay blocked in the forking thread from just before the fork until
+    # then, so a signal sent to the child the moment it exists waits (pending) until that is done. The
+    # parent unblocks right after the fork; a stop signal meant for it meanwhile goes to another of its
+    # threads or waits the same few microseconds.
     devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-    os.register_at_fork(after_in_child=lambda: os.dup2(devnull, write_fd, inheritable=False))
+
+    def _block() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def _unblock() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+    def _child() -> None:
+        os.dup2(devnull, write_fd, inheritable=False)
+        try:  # the forking thread is the child's main thread, so this normally succeeds
+            signal.set_wakeup_fd(-1)
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_DFL)
+        except ValueError:
+            pass  # not the main thread after all: the handlers stay, writing to /dev/null
+        _unblock()
+
+    os.register_at_fork(before=_block, after_in_parent=_unblock, after_in_child=_child)
     threading.Thread(target=_watch, name="stop-signals", daemon=True).start()
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     for signum in STOP_SIGNALS:
