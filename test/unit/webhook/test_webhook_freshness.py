@@ -91,37 +91,45 @@ def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
 
 
 def test_the_kinds_are_read_side_by_side() -> None:
-    def slow() -> str:
-        time.sleep(0.5)
+    together = threading.Barrier(3, timeout=30)  # passes only if all three reads are in flight at once
+
+    def read() -> str:
+        together.wait()
         return "1"
 
-    barrier = FreshnessBarrier([(slow, FakeStore("1")) for _ in range(3)], settle=0.0, timeout=10.0)
-    started = time.monotonic()
-    barrier.wait()
-    assert time.monotonic() - started < 1.2  # one read's time, not three (1.5 s)
+    barrier = FreshnessBarrier([(read, FakeStore("1")) for _ in range(3)], settle=0.0, timeout=60.0)
+    barrier.wait()  # a read made one after another would break the Barrier and fail this round
     barrier.close()
 
 
 def test_a_caller_arriving_during_a_round_does_not_wait_for_that_rounds_settle_time() -> None:
-    reads = []
+    reads: list[float] = []
+    first_reading = threading.Event()
+    release_first = threading.Event()
+    first_read_end: list[float] = []
 
     def current() -> str:
         reads.append(time.monotonic())
-        time.sleep(0.1)
+        if len(reads) == 1:
+            first_reading.set()
+            assert release_first.wait(30)
+            first_read_end.append(time.monotonic())
         return "9"
 
-    barrier = FreshnessBarrier([(current, FakeStore("1"))], settle=1.0, timeout=10.0)  # idle: settles
+    barrier = FreshnessBarrier([(current, FakeStore("1"))], settle=3.0, timeout=60.0)  # idle: settles
     first = threading.Thread(target=barrier.wait)
     first.start()
-    while not reads:
-        time.sleep(0.001)
+    assert first_reading.wait(30)
     arrived = time.monotonic()  # while the first round reads: it may not be judged on that round
-    barrier.wait()
-    waited = time.monotonic() - arrived
-    first.join(10)
+    second = threading.Thread(target=barrier.wait)
+    second.start()
+    release_first.set()
+    second.join(60)
+    first.join(60)
     assert len(reads) == 2 and reads[1] >= arrived  # its own round's read began after it arrived
-    # Its round started when the first round's read ended, not after the first round's 1 s settle.
-    assert 1.0 <= waited < 1.9, waited
+    # Its round started when the first round's read ended, not after the first round's 3 s settle (a
+    # whole settle of margin, so load cannot turn one behaviour into the other).
+    assert reads[1] - first_read_end[0] < 3.0, reads[1] - first_read_end[0]
 
 
 def test_every_wait_is_observed_in_the_freshness_histogram() -> None:
