@@ -134,10 +134,7 @@ class Applier:
             raise
         except (OSError, ValueError) as e:
             errno = getattr(e, "errno", None)
-            reason = str(e)
-            if isinstance(e, OSError) and e.errno and e.strerror and str(e.strerror) not in reason:
-                reason = f"{reason} ({errno_mod.errorcode.get(e.errno, e.errno)})"
-            raise ApplyError(pf, step, reason, errno=errno) from e
+            raise ApplyError(pf, step, _reason(e), errno=errno) from e
 
     def configure_pf(self, spec: dict[str, Any], status: dict[str, Any]) -> None:
         pf = spec["pciAddress"]
@@ -462,3 +459,16 @@ class Applier:
                 self._step(S.RESTORE_MTU, pf, lambda: self._retry(lambda: self.host.netlink.set_mtu(name, mtu)))
         self._step(S.REMOVE_RECORD, pf, lambda: records.remove(pf))
         return True
+
+
+def _reason(e: OSError | ValueError) -> str:
+    """The message for `lastSyncError`: an OSError's own words and the errno's symbol ("... (ERANGE)"),
+    not Python's "[Errno 34] ..." rendering, which a reader of the NodeState would have to look up."""
+    if not isinstance(e, OSError) or not e.strerror:
+        return str(e)
+    reason = str(e.strerror)
+    if e.filename:
+        reason = f"{reason}: {e.filename}"
+    if e.errno:
+        reason = f"{reason} ({errno_mod.errorcode.get(e.errno, e.errno)})"
+    return reason

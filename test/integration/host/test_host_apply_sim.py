@@ -171,7 +171,7 @@ def test_numvfs_above_totalvfs_is_rejected_before_touching_the_pf(tmp_path: Path
         with pytest.raises(ApplyError) as e:
             applier(host).apply([spec(pf0, 8)])
     assert (e.value.pf, e.value.step, e.value.errno) == (pf0["pciAddress"], S.CHECK_TOTALVFS, errno.ERANGE)
-    assert "above sriov_totalvfs 7" in str(e.value) and pf0["pciAddress"] in str(e.value)
+    assert str(e.value) == f"pf {pf0['pciAddress']}: step check-totalvfs: numVfs 8 is above sriov_totalvfs 7 (ERANGE)"
 
 
 def test_enomem_on_numvfs_asks_for_pci_realloc(tmp_path: Path) -> None:
