@@ -56,7 +56,8 @@ def up(directory: Path, nodes: int, audit_policy: Path | None) -> None:
     """Start the cluster in the background and print the KUBECONFIG to use.
 
     Binaries come from the caches that hack/build-control-plane.sh and hack/build-node-components.sh
-    fill (built on first use). With --nodes it returns once every node is Ready.
+    fill (built on first use). With --nodes it returns once every node is Ready. On a slow machine (an
+    emulated guest), SRIOVOP_DEV_TIMEOUT_SCALE=N multiplies every start-up deadline by N.
     """
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -66,12 +67,16 @@ def up(directory: Path, nodes: int, audit_policy: Path | None) -> None:
     click.echo("building or locating kube-apiserver and etcd ...", err=True)
     from sriovop.devcluster import find_binaries, process, teardown  # here: `sriovop dev --help` stays fast
     from sriovop.devcluster.binaries import find_node_binaries
+    from sriovop.devcluster.deadlines import scaled
 
     find_binaries()
     if nodes:
         click.echo("building or locating kubelet, kube-controller-manager, kube-scheduler, crictl ...", err=True)
         find_node_binaries()
-    timeout = UP_WITH_NODES_TIMEOUT_S if nodes else UP_TIMEOUT_S
+    try:
+        timeout = scaled(UP_WITH_NODES_TIMEOUT_S if nodes else UP_TIMEOUT_S)
+    except ValueError as e:  # the scale's own message names the variable and what it expects
+        raise click.ClickException(str(e)) from None
     log_path = directory / "supervisor.log"
     shown = log_path.stat().st_size if log_path.exists() else 0
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child

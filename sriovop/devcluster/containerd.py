@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sriovop.devcluster import process
 from sriovop.devcluster.addressing import NodeNetwork
+from sriovop.devcluster.deadlines import scaled
 from sriovop.devcluster.images.pause import PAUSE_IMAGE
 
 CNI_BIN_DIR = "/usr/lib/cni"
@@ -117,7 +118,8 @@ class Containerd:
         config = self.dir / "containerd.toml"
         config.write_text(self.config())
         self.proc = process.spawn(["containerd", "--config", str(config)], self.log)
-        deadline = time.monotonic() + READY_TIMEOUT_S
+        limit = scaled(READY_TIMEOUT_S)
+        deadline = time.monotonic() + limit
         while not self._serving():
             if self.proc.poll() is not None:
                 raise RuntimeError(
@@ -125,7 +127,7 @@ class Containerd:
                     f"last lines of {self.log}:\n{process.log_tail(self.log)}"
                 )
             if time.monotonic() > deadline:
-                raise RuntimeError(f"containerd of {self.net.name} did not serve within {READY_TIMEOUT_S:.0f}s")
+                raise RuntimeError(f"containerd of {self.net.name} did not serve within {limit:.0f}s")
             time.sleep(0.1)
 
     def _serving(self) -> bool:

@@ -26,6 +26,7 @@ from sriovop.devcluster import process
 from sriovop.devcluster.addressing import ClusterNetwork
 from sriovop.devcluster.binaries import ControlPlaneBinaries, find_binaries
 from sriovop.devcluster.certs import CertificateAuthority, KeyPair, service_account_keys
+from sriovop.devcluster.deadlines import scaled
 
 log = structlog.get_logger("devcluster")
 
@@ -265,7 +266,8 @@ class ControlPlane:
 
     @staticmethod
     def _wait(check: Any, proc: subprocess.Popen[bytes] | None, log_path: Path, what: str) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT_S
+        limit = scaled(READY_TIMEOUT_S)
+        deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             if proc is not None and proc.poll() is not None:
                 raise ControlPlaneError(
@@ -276,7 +278,7 @@ class ControlPlane:
                 return
             time.sleep(0.1)
         raise ControlPlaneError(
-            f"{what} was not ready within {READY_TIMEOUT_S:.0f}s; last lines of {log_path}:\n"
+            f"{what} was not ready within {limit:.0f}s; last lines of {log_path}:\n"
             f"{process.log_tail(log_path)}"
         )
 

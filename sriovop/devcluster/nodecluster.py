@@ -24,6 +24,7 @@ from sriovop.devcluster.addressing import ClusterNetwork, NodeNetwork
 from sriovop.devcluster.binaries import NodeBinaries, find_node_binaries
 from sriovop.devcluster.containerd import Containerd
 from sriovop.devcluster.controlplane import ControlPlane, ControlPlaneError
+from sriovop.devcluster.deadlines import scaled
 from sriovop.devcluster.kubelet import Kubelet
 from sriovop.devcluster.serviceproxy import ServiceProxy
 from sriovop.runtime.client import Client
@@ -161,7 +162,8 @@ class NodeCluster:
         log.info("cluster ready", nodes=self.node_count, seconds=round(time.monotonic() - started, 1))
 
     def _wait_ready(self, client: Client) -> None:
-        deadline = time.monotonic() + NODES_READY_TIMEOUT_S
+        limit = scaled(NODES_READY_TIMEOUT_S)
+        deadline = time.monotonic() + limit
         labelled: set[str] = set()
         while True:
             if (failure := self.dead()) is not None:
@@ -183,7 +185,7 @@ class NodeCluster:
                 missing = sorted({n.net.name for n in self.nodes} - ready)
                 tails = "\n".join(f"--- {n.kubelet.log}\n{process.log_tail(n.kubelet.log, 15)}"
                                   for n in self.nodes if n.net.name in missing)
-                raise ControlPlaneError(f"nodes not Ready within {NODES_READY_TIMEOUT_S:.0f}s: {missing}\n{tails}")
+                raise ControlPlaneError(f"nodes not Ready within {limit:.0f}s: {missing}\n{tails}")
             time.sleep(0.5)
 
     def dead(self) -> str | None:
