@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from sriovop.devcluster import ControlPlane
@@ -17,8 +18,13 @@ KUBECTL = REPO / ".venv" / "bin" / "kubectl"
 
 
 def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
-    return subprocess.run([str(KUBECTL), *args], capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    # A fresh discovery cache each time: kubectl keys its on-disk cache by host:port, and a cluster that
+    # an earlier test (or the concurrent session) ran on the same loopback port, with the CRDs installed,
+    # would make kubectl map SriovOperatorConfig here without them (seen once in a whole run).
+    with tempfile.TemporaryDirectory(prefix="kubectl-cache-") as cache:
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": cache}
+        return subprocess.run([str(KUBECTL), f"--cache-dir={cache}", *args], capture_output=True, text=True,
+                              timeout=120, env=env, cwd=REPO)
 
 
 def test_kustomization_applies_in_the_documented_order(private_control_plane: ControlPlane) -> None:
