@@ -68,14 +68,30 @@ def selector_string(selector: Selector) -> str | None:
 
 
 class ListPage:
-    """One page of a LIST: items, the collection's resourceVersion and the continue token."""
+    """One page of a LIST: items, the collection's resourceVersion, the continue token and, when the
+    server says so, how many items follow this page (`remainingItemCount`: absent on a last page and
+    on lists with a label or field selector)."""
 
-    __slots__ = ("continue_", "items", "resource_version")
+    __slots__ = ("continue_", "items", "remaining_item_count", "resource_version")
 
-    def __init__(self, items: list[Any], resource_version: str, continue_: str) -> None:
+    def __init__(self, items: list[Any], resource_version: str, continue_: str,
+                 remaining_item_count: int | None = None) -> None:
         self.items = items
         self.resource_version = resource_version
         self.continue_ = continue_
+        self.remaining_item_count = remaining_item_count
+
+    def total(self) -> int | None:
+        """The number of items in the whole collection, for a first page; None when the server did not
+        say (a selector was used)."""
+        if not self.continue_:
+            return len(self.items)
+        return None if self.remaining_item_count is None else len(self.items) + self.remaining_item_count
+
+
+def _remaining(meta: JSON) -> int | None:
+    count = meta.get("remainingItemCount")
+    return count if isinstance(count, int) else None
 
 
 class WatchStream:
@@ -272,7 +288,8 @@ class Client:
 
             top, streamed = decode_list(resp.data, typed)
             meta = top.get("metadata") or {}
-            return ListPage(streamed, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or ""))
+            return ListPage(streamed, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or ""),
+                            _remaining(meta))
         body = decode(resp.data)
         meta = body.get("metadata") or {}
         items = body.get("items") or []
@@ -283,7 +300,8 @@ class Client:
                     item["apiVersion"] = kind.api_version
             else:
                 items = [_with_type(item, kind) for item in items]
-        return ListPage(items, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or ""))
+        return ListPage(items, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or ""),
+                        _remaining(meta))
 
     def list(
         self, kind: Kind, namespace: str | None = None, label_selector: Selector = None,

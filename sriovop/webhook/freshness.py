@@ -3,17 +3,21 @@
 Why: a cache answers in microseconds, but a policy created right after a NodeState (or a Node's
 labels, or a peer policy) changed must be judged on the new state, as a live read would. Before a
 judgement the barrier reads, for each cached kind and all kinds at once, the API server's current
-resourceVersion R with a consistent LIST of at most one item of that kind (about 1 ms; kube-apiserver
-serves it from its watch cache only once that cache has caught up with etcd, so every write of the
-kind up to R is then on its way to our watch). It then waits until every informer either
+resourceVersion R and the kind's object count N with a consistent LIST of at most one item of that
+kind (about 1 ms; kube-apiserver serves it from its watch cache only once that cache has caught up
+with etcd, so every write of the kind up to R is then on its way to our watch; N is the page's item
+plus its `remainingItemCount`). It then waits until every informer either
 - has applied an event or bookmark with resourceVersion >= R (it has seen everything up to R), or
-- has applied nothing new for `settle` seconds after R was read: its kind had no write between the
-  informer's last event and R. This rule is needed because Kubernetes sends an idle watch a bookmark
-  only about once a minute, so an idle kind never reaches R by itself; no API tells a client that
-  nothing is in flight.
-The residual window is therefore a write whose watch event reaches this process more than `settle`
-after the consistent read returned (measured on a 2-core machine at load 13: p99 4 ms, worst of 200
-107 ms; `--cache-settle` trades latency for a wider margin, `--no-cache` reads live and has no window).
+- holds exactly N objects and has applied nothing new for `settle` seconds after R was read: its kind
+  had no write between the informer's last event and R. The count makes this exact for creates and
+  deletes: a store whose count differs from N is missing an event, however late that event arrives
+  (under load, watch events were seen to arrive more than 250 ms after the consistent read). The
+  settle rule is needed because Kubernetes sends an idle watch a bookmark only about once a minute, so
+  an idle kind never reaches R by itself; no API tells a client that nothing is in flight.
+The residual window is therefore an update (or a create and a delete that cancel out) whose watch
+event reaches this process more than `settle` after the consistent read returned (measured on a 2-core
+machine at load 13: p99 4 ms, worst of 200 107 ms; `--cache-settle` trades latency for a wider margin,
+`--no-cache` reads live and has no window).
 Requests share rounds without waiting for one another: a request joins a round whose reads had not
 started when it arrived, or starts one as soon as no other round is reading (rounds overlap in their
 settle phase), so 8 concurrent requests cost a few rounds, not 8, and none waits for a whole round
@@ -27,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from prometheus_client import Histogram
 
@@ -39,9 +43,19 @@ WAIT = Histogram(
 
 
 class RvSource(Protocol):
-    """Something whose last applied resourceVersion can be read (an informer's store)."""
+    """An informer's store: its last applied resourceVersion and how many objects it holds."""
 
     resource_version: str
+
+    def __len__(self) -> int: ...
+
+
+class ServerState(NamedTuple):
+    """What a consistent read says of one kind: the current resourceVersion and, when known, how many
+    objects of the kind exist at it."""
+
+    resource_version: str
+    objects: int | None = None
 
 
 def _int_rv(rv: str) -> int:
@@ -63,9 +77,9 @@ class _Round:
 
 
 class FreshnessBarrier:
-    def __init__(self, kinds: Sequence[tuple[Callable[[], str], RvSource]], settle: float = 0.005,
+    def __init__(self, kinds: Sequence[tuple[Callable[[], ServerState], RvSource]], settle: float = 0.005,
                  timeout: float = 5.0, poll: float = 0.0005) -> None:
-        """`kinds`: per cached kind, (a consistent read of the current resourceVersion, its informer's store)."""
+        """`kinds`: per cached kind, (a consistent read of its ServerState, its informer's store)."""
         self._kinds = list(kinds)
         self.settle = settle
         self.timeout = timeout
@@ -122,17 +136,18 @@ class FreshnessBarrier:
         finally:
             round_.done.set()
 
-    def _read_targets(self) -> list[tuple[int, RvSource]]:
+    def _read_targets(self) -> list[tuple[ServerState, RvSource]]:
         first, *rest = self._kinds
-        others = [(self._pool.submit(current_rv), store) for current_rv, store in rest]
-        targets = [(_int_rv(first[0]()), first[1])]
-        targets += [(_int_rv(future.result()), store) for future, store in others]
+        others = [(self._pool.submit(read), store) for read, store in rest]
+        targets = [(first[0](), first[1])]
+        targets += [(future.result(), store) for future, store in others]
         return targets
 
-    def _settle(self, targets: Sequence[tuple[int, RvSource]]) -> None:
+    def _settle(self, targets: Sequence[tuple[ServerState, RvSource]]) -> None:
         read_at = time.monotonic()
         deadline = read_at + self.timeout
-        for target, store in targets:
+        for (target_rv, count), store in targets:
+            target = _int_rv(target_rv)
             seen, since = store.resource_version, read_at
             while True:
                 current = store.resource_version
@@ -141,10 +156,11 @@ class FreshnessBarrier:
                 now = time.monotonic()
                 if current != seen:
                     seen, since = current, now
-                elif now - since >= self.settle:
+                elif now - since >= self.settle and (count is None or len(store) == count):
                     break
                 if now > deadline:
+                    held = "" if count is None else f", holds {len(store)} of {count} objects"
                     raise TimeoutError(
                         f"the webhook's cache did not catch up with resourceVersion {target} within "
-                        f"{self.timeout:.1f}s (it is at {current})")
+                        f"{self.timeout:.1f}s (it is at {current}{held})")
                 time.sleep(self._poll)

@@ -26,7 +26,7 @@ from sriovop.runtime.cache import FuncHandler, InformerFactory
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.webhook.cluster_view import Obj, SupportedNicSource, configmap_fetcher, label_pairs, select_indexed
-from sriovop.webhook.freshness import FreshnessBarrier
+from sriovop.webhook.freshness import FreshnessBarrier, ServerState
 
 log = structlog.get_logger(__name__)
 
@@ -84,10 +84,15 @@ class InformerClusterView:
              (self._current_rv(kinds.SRIOV_NETWORK_NODE_POLICY, namespace), self._policies.store)],
             settle=settle, timeout=barrier_timeout)
 
-    def _current_rv(self, kind: Any, namespace: str | None) -> Callable[[], str]:
-        """The API server's current resourceVersion, through a consistent (quorum) LIST of at most one
-        `kind`: answered once that kind's watch cache has caught up with etcd."""
-        return lambda: self._client.list_page(kind, namespace, limit=1).resource_version
+    def _current_rv(self, kind: Any, namespace: str | None) -> Callable[[], ServerState]:
+        """The API server's current resourceVersion and count of `kind`, through a consistent (quorum)
+        LIST of at most one item: answered once that kind's watch cache has caught up with etcd."""
+
+        def read() -> ServerState:
+            page = self._client.list_page(kind, namespace, limit=1)
+            return ServerState(page.resource_version, page.total())
+
+        return read
 
     def _reload_nics(self, cm: Mapping[str, Any]) -> None:
         data = cm.get("data")

@@ -236,3 +236,23 @@ def test_controller_reconciles_retries_and_exposes_metrics_two_managers(kubeconf
         for th in threads:
             th.join(30)
     assert not any(th.is_alive() for th in threads)
+
+
+def test_a_one_item_page_counts_the_whole_collection(kubeconfig: Path, namespace: str) -> None:
+    """The webhook's freshness barrier counts a kind with one consistent `limit=1` LIST; the real
+    kube-apiserver must say how many items follow the page (`remainingItemCount`) or it falls back."""
+    client = client_for(kubeconfig)
+    assert client.list_page(CONFIG_MAP, namespace, limit=1).total() == len(client.list(CONFIG_MAP, namespace))
+    for i in range(4):
+        client.create(CONFIG_MAP, {**configmap(f"counted-{i}"), "metadata": {"name": f"counted-{i}",
+                                                                              "labels": {"counted": "yes"}}},
+                      namespace)
+    everything = client.list(CONFIG_MAP, namespace)
+    page = client.list_page(CONFIG_MAP, namespace, limit=1)
+    assert page.continue_ and page.remaining_item_count is not None
+    assert page.total() == len(everything) >= 4
+    client.delete(CONFIG_MAP, "counted-0", namespace)
+    assert client.list_page(CONFIG_MAP, namespace, limit=1).total() == len(everything) - 1
+    # With a selector the server does not count: the page says so instead of guessing.
+    selected = client.list_page(CONFIG_MAP, namespace, label_selector={"counted": "yes"}, limit=1)
+    assert len(selected.items) == 1 and selected.continue_ and selected.total() is None

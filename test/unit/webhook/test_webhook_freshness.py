@@ -1,6 +1,7 @@
 """The read-your-writes barrier of the webhook's informer view, with fake stores (no API server).
 
-Each store stands for one informer; its `resource_version` is what that informer last applied."""
+Each store stands for one informer; its `resource_version` is what that informer last applied and its
+length how many objects it holds. Each read stands for the consistent LIST of one kind."""
 
 from __future__ import annotations
 
@@ -9,17 +10,25 @@ import time
 
 import pytest
 
-from sriovop.webhook.freshness import FreshnessBarrier
+from sriovop.webhook.freshness import FreshnessBarrier, ServerState
 
 
 class FakeStore:
-    def __init__(self, rv: str) -> None:
+    def __init__(self, rv: str, count: int = 0) -> None:
         self.resource_version = rv
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def at(rv: str, count: int | None = None) -> ServerState:
+    return ServerState(rv, count)
 
 
 def test_waits_until_a_lagging_cache_applies_the_current_resource_version() -> None:
     store = FakeStore("10")
-    barrier = FreshnessBarrier([(lambda: "20", store)], settle=5.0, timeout=10.0)
+    barrier = FreshnessBarrier([(lambda: at("20"), store)], settle=5.0, timeout=10.0)
 
     def catch_up() -> None:
         time.sleep(0.05)
@@ -36,10 +45,52 @@ def test_waits_until_a_lagging_cache_applies_the_current_resource_version() -> N
 
 def test_an_idle_cache_counts_as_caught_up_after_the_settle_time() -> None:
     busy, idle = FakeStore("30"), FakeStore("7")
-    barrier = FreshnessBarrier([(lambda: "30", busy), (lambda: "30", idle)], settle=0.05, timeout=10.0)
+    barrier = FreshnessBarrier([(lambda: at("30"), busy), (lambda: at("30"), idle)], settle=0.05, timeout=10.0)
     started = time.monotonic()
     barrier.wait()
     assert 0.05 <= time.monotonic() - started < 5.0
+
+
+def test_a_create_whose_event_arrives_long_after_the_settle_time_is_waited_for() -> None:
+    # The server holds 3 objects at resourceVersion 40; the store has applied up to 30 and holds 2: the
+    # peer created at 40 is in flight. Quiet for far longer than `settle`, the store may not count as
+    # caught up until that event is applied (here 0.5 s later, 50 settle times).
+    store = FakeStore("30", count=2)
+    barrier = FreshnessBarrier([(lambda: at("40", 3), store)], settle=0.01, timeout=30.0)
+    applied: list[float] = []
+
+    def late_event() -> None:
+        time.sleep(0.5)
+        applied.append(time.monotonic())
+        store.count = 3
+        store.resource_version = "40"
+
+    threading.Thread(target=late_event).start()
+    barrier.wait()
+    assert applied and store.count == 3  # released only by the event itself
+    assert time.monotonic() >= applied[0]
+
+
+def test_a_delete_whose_event_is_late_is_waited_for_even_once_the_kind_is_quiet() -> None:
+    # Count matters in both directions, and a store at the right count is then released by the settle
+    # rule alone (the kind's later events are not needed).
+    store = FakeStore("30", count=5)
+    barrier = FreshnessBarrier([(lambda: at("40", 4), store)], settle=0.01, timeout=30.0)
+
+    def late_delete() -> None:
+        time.sleep(0.3)
+        store.count = 4
+        store.resource_version = "35"  # still below R: released by settle once the count matches
+
+    threading.Thread(target=late_delete).start()
+    barrier.wait()
+    assert store.count == 4 and store.resource_version == "35"
+
+
+def test_a_missing_event_times_out_naming_the_counts() -> None:
+    barrier = FreshnessBarrier([(lambda: at("40", 3), FakeStore("30", count=2))], settle=0.01, timeout=0.3)
+    with pytest.raises(TimeoutError, match="holds 2 of 3 objects"):
+        barrier.wait()
 
 
 def test_a_cache_that_keeps_moving_below_r_is_waited_for_and_then_times_out() -> None:
@@ -54,7 +105,7 @@ def test_a_cache_that_keeps_moving_below_r_is_waited_for_and_then_times_out() ->
             time.sleep(0.01)
 
     threading.Thread(target=trickle, daemon=True).start()
-    barrier = FreshnessBarrier([(lambda: "100", store)], settle=0.2, timeout=0.3)
+    barrier = FreshnessBarrier([(lambda: at("100"), store)], settle=0.2, timeout=0.3)
     try:
         with pytest.raises(TimeoutError, match="did not catch up with resourceVersion 100"):
             barrier.wait()
@@ -66,10 +117,10 @@ def test_concurrent_callers_share_rounds() -> None:
     calls = []
     store = FakeStore("5")
 
-    def current() -> str:
+    def current() -> ServerState:
         calls.append(1)
         time.sleep(0.05)  # a slow consistent read: callers pile up behind it
-        return "5"
+        return at("5")
 
     barrier = FreshnessBarrier([(current, store)], settle=0.0, timeout=5.0)
     threads = [threading.Thread(target=barrier.wait) for _ in range(16)]
@@ -82,7 +133,7 @@ def test_concurrent_callers_share_rounds() -> None:
 
 
 def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
-    def broken() -> str:
+    def broken() -> ServerState:
         raise TimeoutError("api server unreachable")
 
     barrier = FreshnessBarrier([(broken, FakeStore("1"))], settle=0.0, timeout=1.0)
@@ -93,9 +144,9 @@ def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
 def test_the_kinds_are_read_side_by_side() -> None:
     together = threading.Barrier(3, timeout=30)  # passes only if all three reads are in flight at once
 
-    def read() -> str:
+    def read() -> ServerState:
         together.wait()
-        return "1"
+        return at("1")
 
     barrier = FreshnessBarrier([(read, FakeStore("1")) for _ in range(3)], settle=0.0, timeout=60.0)
     barrier.wait()  # a read made one after another would break the Barrier and fail this round
@@ -108,13 +159,13 @@ def test_a_caller_arriving_during_a_round_does_not_wait_for_that_rounds_settle_t
     release_first = threading.Event()
     first_read_end: list[float] = []
 
-    def current() -> str:
+    def current() -> ServerState:
         reads.append(time.monotonic())
         if len(reads) == 1:
             first_reading.set()
             assert release_first.wait(30)
             first_read_end.append(time.monotonic())
-        return "9"
+        return at("9")
 
     barrier = FreshnessBarrier([(current, FakeStore("1"))], settle=3.0, timeout=60.0)  # idle: settles
     first = threading.Thread(target=barrier.wait)
@@ -139,7 +190,7 @@ def test_every_wait_is_observed_in_the_freshness_histogram() -> None:
         return REGISTRY.get_sample_value("sriovop_webhook_freshness_wait_seconds_count") or 0.0
 
     before = count()
-    barrier = FreshnessBarrier([(lambda: "3", FakeStore("3"))], settle=0.0, timeout=5.0)
+    barrier = FreshnessBarrier([(lambda: at("3"), FakeStore("3"))], settle=0.0, timeout=5.0)
     barrier.wait()
     barrier.wait()
     assert count() - before == 2
