@@ -51,10 +51,9 @@ images: $(VENV)/.installed deps
 prereqs: $(VENV)/.installed deps
 	$(MAKE) --no-print-directory -j3 go-builds images vm
 
+# MAKEFLAGS emptied: the three builds run one after another even under prereqs' -j3.
 go-builds: deps
-	bash hack/build-control-plane.sh >/dev/null
-	bash hack/build-node-components.sh >/dev/null
-	bash hack/build-helm.sh >/dev/null
+	MAKEFLAGS= $(MAKE) --no-print-directory control-plane node-components helm >/dev/null
 
 # The README's test command: lint, the whole suite against a real kube-apiserver (the in-cluster package
 # and the quick benchmarks beside the rest, hack/run-suite.sh), then the QEMU e2e suite and the QEMU

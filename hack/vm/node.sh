@@ -9,26 +9,13 @@
 # Networking stays explicit: the only way out of the guest is the apiserver forward, and the only
 # Service the guest routes is the `kubernetes` ClusterIP (SERVICE_IP:443 DNAT to the forward), for
 # host-network pods (OUTPUT) and bridge pods (PREROUTING, then masqueraded out of mgmt0).
-# Sourced by the guest's command, which then serves shell requests while the kubelet ($pid) runs.
+# Sourced by the guest's command after kernel-prep.sh; the command then serves shell requests while the kubelet ($pid) runs.
 # Logs go to the job share (containerd.log, kubelet.log); "SRIOVOP-NODE: <step>" lines mark progress.
 set -eu
 step() { echo "SRIOVOP-NODE: $*"; }
 J=/run/job
 
-step "host setup"
-mount --make-rshared /
-# cgroup v2 with every controller delegated to children (kubelet and runc use cgroupfs paths under it).
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
-  echo "+$c" > /sys/fs/cgroup/cgroup.subtree_control || step "controller $c not delegated"
-done
-# The kernel cannot autoload modules from the chroot (its modprobe helper runs in the initramfs).
-for m in overlay bridge br_netfilter veth nf_tables nft_compat nft_chain_nat nf_nat nf_conntrack \
-         xt_tcpudp xt_nat xt_MASQUERADE xt_comment xt_addrtype xt_conntrack xt_mark xt_multiport; do
-  modprobe "$m" 2>/dev/null || step "modprobe $m failed"
-done
-echo 1 > /proc/sys/net/ipv4/ip_forward
-echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables
+step "node filesystem and service routes"
 # containerd's root (snapshots) on a fresh tmpfs: overlayfs upper directories cannot sit on the root overlay.
 mkdir -p "$NODE_DIR"
 mount -t tmpfs -o mode=0755 nodefs "$NODE_DIR"

@@ -67,6 +67,11 @@ class ClusterNodes:
                             "images", "import", str(archive)], check=True, capture_output=True, timeout=300)
 
 
+def pids_in(cgroup: Path) -> list[int]:
+    """Every process in a cgroup directory and below it (one hierarchy, v1 or v2)."""
+    return [int(p) for procs in cgroup.rglob("cgroup.procs") for p in procs.read_text().split()]
+
+
 def cluster_up(directory: Path, nodes: int, audit_policy: Path | None = None) -> ClusterNodes:
     audit = ["--audit-policy", str(audit_policy)] if audit_policy is not None else []
     done = subprocess.run([*SRIOVOP, "dev", "cluster", "up", "--dir", str(directory), "--nodes", str(nodes), *audit],

@@ -4,9 +4,10 @@ This machine's host is cgroup v1, so the unified-hierarchy path of sriovop/devcl
 node's cgroup root in /sys/fs/cgroup with the controllers enabled for its subtree, the kubelet and runc
 on the cgroupfs driver under it) can only run for real in the guest. The guest sees the host's root
 (python, the venv, the repository, the cached binaries and images) over 9p, with fresh tmpfs on /tmp.
-The script mounts a cgroup v2 hierarchy, brings a one-node cluster up with the same command users
-run, runs a pod, checks that the pod's processes sit in the node's cgroup, brings the cluster down and
-checks that nothing of it is left. It prints `SRIOVOP-RESULT <json>` and exits non-zero on any failure.
+After hack/vm/kernel-prep.sh (a cgroup v2 hierarchy, modules), the script brings a one-node cluster
+up with the same command users run, runs a pod, checks that the pod's processes sit in the node's
+cgroup, brings the cluster down and checks that nothing of it is left. It prints
+`SRIOVOP-RESULT <json>` and exits non-zero on any failure.
 Host: the QEMU guest (TCG), not the simulated SR-IOV host.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from sriovop.devcluster import cgroups, process, teardown
 from sriovop.devcluster.addressing import ClusterNetwork
 from sriovop.runtime.kinds import POD, SERVICE_ACCOUNT
-from test.support.cluster import pod_on, running_pod
+from test.support.cluster import pids_in, pod_on, running_pod
 from test.support.controllers_harness import client_for, wait_for
 
 #: A tmpfs of its own (mounted by prepare_kernel), with the cluster directory inside it: `down` unmounts
@@ -32,12 +33,6 @@ CLUSTER_DIR = SCRATCH / "cluster"
 #: TCG runs everything several times slower than the host; these are deadlines, not expectations.
 UP_TIMEOUT_S = 1500
 POD_TIMEOUT_S = 600
-#: What a kubelet node needs from the kernel that the guest cannot autoload (its modprobe helper runs in
-#: the initramfs, not in the 9p root).
-MODULES = ("overlay", "bridge", "br_netfilter", "veth", "nf_tables", "nft_compat", "nft_chain_nat", "nf_nat",
-           "nf_conntrack", "xt_tcpudp", "xt_nat", "xt_MASQUERADE", "xt_comment", "xt_addrtype", "xt_conntrack",
-           "xt_mark", "xt_multiport", "xt_physdev")
-
 
 #: The job share: a host directory, so progress can be read from outside while the guest runs.
 JOB = Path("/run/job")
@@ -52,20 +47,13 @@ def say(message: str) -> None:
 
 
 def prepare_kernel() -> list[str]:
-    """A cgroup v2 hierarchy with every controller delegated, shared mounts, and the modules."""
-    subprocess.run(["mount", "--make-rshared", "/"], check=True)
-    root = cgroups.CGROUP_FS
-    subprocess.run(["mount", "-t", "cgroup2", "cgroup2", str(root)], check=True)
-    controllers = (root / "cgroup.controllers").read_text().split()
-    for controller in controllers:
-        (root / "cgroup.subtree_control").write_text(f"+{controller}")
-    for module in MODULES:
-        subprocess.run(["modprobe", module], check=False, capture_output=True)
+    """After hack/vm/kernel-prep.sh (sourced by the guest's command: the cgroup v2 hierarchy, shared
+    mounts, modules), the scratch tmpfs; → the controllers the root delegates."""
     # containerd's overlayfs snapshots need a plain filesystem: an upper directory on the guest's root
     # overlay is refused (EINVAL), so the cluster directory lives on a tmpfs of its own.
     SCRATCH.mkdir(parents=True, exist_ok=True)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "cgroup2-scratch", str(SCRATCH)], check=True)
-    return controllers
+    return (cgroups.CGROUP_FS / "cgroup.controllers").read_text().split()
 
 
 def sriovop(*args: str, timeout: float) -> str:
@@ -105,10 +93,6 @@ def diagnostics() -> str:
     text = "\n".join(parts)
     (JOB / "diagnostics.log").write_text(text)
     return text[-8000:]
-
-
-def pids_in(cgroup: Path) -> list[int]:
-    return [int(p) for procs in cgroup.rglob("cgroup.procs") for p in procs.read_text().split()]
 
 
 def main() -> int:

@@ -23,7 +23,15 @@ import pytest
 
 from sriovop.devcluster import addressing, cgroups, process, serviceproxy, teardown
 from sriovop.runtime.kinds import NAMESPACE, POD, SERVICE_ACCOUNT
-from test.support.cluster import POD_TIMEOUT_S, ClusterNodes, cluster_down, cluster_up, pod_on, running_pod
+from test.support.cluster import (
+    POD_TIMEOUT_S,
+    ClusterNodes,
+    cluster_down,
+    cluster_up,
+    pids_in,
+    pod_on,
+    running_pod,
+)
 from test.support.controllers_harness import client_for, wait_for
 
 
@@ -42,11 +50,7 @@ def pids_mentioning(directory: Path) -> list[int]:
 
 
 def cgroup_pids(name: str) -> list[int]:
-    pids: list[int] = []
-    for top in cgroups.remaining(name):
-        for procs in top.rglob("cgroup.procs"):
-            pids.extend(int(p) for p in procs.read_text().split())
-    return pids
+    return [pid for top in cgroups.remaining(name) for pid in pids_in(top)]
 
 
 def ip_netns() -> list[str]:
