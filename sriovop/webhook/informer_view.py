@@ -5,10 +5,11 @@ judgement (shared by concurrent requests) and index lookups, instead of listing 
 and policy per request (seconds at 5,000 nodes; even the 200 peer policies alone are a 190 kB LIST
 whose decoding and parsing cost more than the whole judgement). `fresh()` is the read-your-writes
 barrier of `sriovop.webhook.freshness`: a policy created right after a NodeState, a Node's labels or a
-peer policy changed is judged on the new state (within that barrier's documented settle window;
-`--no-cache` reads everything live). Nodes are indexed by `key=value` label, NodeStates by name; peer
-policies are the cache's frozen objects, so their parsed form is memoised until they change. NADs are
-read live: a pod is usually created right after its network.
+peer policy changed is judged on the new state (exactly for creates and deletes, within that barrier's
+documented settle window for updates; `--no-cache` reads everything live). Nodes are indexed by
+`key=value` label, NodeStates by name; peer policies are the cache's frozen objects, so their parsed
+form is memoised until they change. NADs are read live: a pod is usually created right after its
+network.
 """
 
 from __future__ import annotations
