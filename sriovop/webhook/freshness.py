@@ -146,7 +146,7 @@ class FreshnessBarrier:
     def _settle(self, targets: Sequence[tuple[ServerState, RvSource]]) -> None:
         read_at = time.monotonic()
         deadline = read_at + self.timeout
-        for (target_rv, count), store in targets:
+        for (target_rv, objects), store in targets:
             target = _int_rv(target_rv)
             seen, since = store.resource_version, read_at
             while True:
@@ -156,10 +156,10 @@ class FreshnessBarrier:
                 now = time.monotonic()
                 if current != seen:
                     seen, since = current, now
-                elif now - since >= self.settle and (count is None or len(store) == count):
+                elif now - since >= self.settle and (objects is None or len(store) == objects):
                     break
                 if now > deadline:
-                    held = "" if count is None else f", holds {len(store)} of {count} objects"
+                    held = "" if objects is None else f", holds {len(store)} of {objects} objects"
                     raise TimeoutError(
                         f"the webhook's cache did not catch up with resourceVersion {target} within "
                         f"{self.timeout:.1f}s (it is at {current}{held})")

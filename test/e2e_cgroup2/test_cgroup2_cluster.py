@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from test.support.vm_guest import HACK_VM, GuestVM, ensure_setup
+from test.support.vm_guest import GuestVM, ensure_setup
 
 #: A whole control plane, containerd and a kubelet under TCG on a busy 2-core host: a deadline only.
 GUEST_TIMEOUT_S = 2400
@@ -39,8 +39,7 @@ def outcome() -> dict[str, Any]:
     if os.environ.get("XDG_CACHE_HOME"):
         env["XDG_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"]
     vm = GuestVM(igb=0, mem_mb=4096, env=env, hostname="sriovop-cgroup2")
-    guest = vm.start(f". {HACK_VM / 'kernel-prep.sh'}\ncd {REPO} && exec {sys.executable} -m {SCRIPT}",
-                     timeout=GUEST_TIMEOUT_S)
+    guest = vm.start_kubelet_host(f"cd {REPO} && exec {sys.executable} -m {SCRIPT}", timeout=GUEST_TIMEOUT_S)
     rc, console = guest.wait(GUEST_TIMEOUT_S + 30)
     lines = [ln for ln in guest.output.splitlines() if ln.startswith("SRIOVOP-RESULT ")]
     assert lines, f"no result line (rc {rc})\n{console[-6000:]}\n{guest.progress[-2000:]}"

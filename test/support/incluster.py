@@ -37,10 +37,10 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE, POD
 from test.support.cluster import ClusterNodes, cluster_down, cluster_up
 from test.support.controllers_harness import client_for, wait_for
+from test.support.kubectl import run_kubectl
 from test.support.rbac_audit import audit_policy
 
 REPO = Path(__file__).resolve().parents[2]
-KUBECTL = REPO / ".venv" / "bin" / "kubectl"
 NAMESPACE = "sriov-network-operator"
 CONTROL_PLANE_NODE = "sriovop-node-1"
 WORKER_NODE = "sriovop-node-2"
@@ -55,12 +55,7 @@ INSTALL_TIMEOUT_S = 600.0
 
 
 def kubectl(kubeconfig: Path, *args: str, timeout: float = 300.0) -> str:
-    assert KUBECTL.is_file(), f"{KUBECTL} is missing: `make install` puts kubectl into .venv"
-    done = subprocess.run([str(KUBECTL), f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False, cwd=REPO)
-    if done.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return done.stdout
+    return run_kubectl(kubeconfig, *args, timeout=timeout).stdout
 
 
 @dataclass(frozen=True)

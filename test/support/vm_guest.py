@@ -155,6 +155,11 @@ class GuestVM:
         finally:
             guest.kill()
 
+    def start_kubelet_host(self, cmd: str, timeout: float = 600) -> RunningGuest:
+        """`start` after hack/vm/kernel-prep.sh (shared mounts, cgroup v2, modules, forwarding): what a
+        guest needs before it runs a kubelet or a control plane."""
+        return self.start(f". {HACK_VM / 'kernel-prep.sh'}\n{cmd}", timeout=timeout)
+
     def start(self, cmd: str, timeout: float = 600) -> RunningGuest:
         """Boot and start `cmd` without waiting for it (a daemon); the VM is killed after `timeout`."""
         ensure_setup()

