@@ -33,12 +33,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple, Protocol
 
-from prometheus_client import Histogram
+from prometheus_client import Counter, Histogram
 
 WAIT = Histogram(
     "sriovop_webhook_freshness_wait_seconds",
     "Time a judgement waited for the informer caches to catch up (consistent reads + settle time)",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0),
+)
+ROUNDS = Counter(
+    "sriovop_webhook_freshness_rounds",
+    "Rounds of consistent reads (one LIST per cached kind each); judgements per round = waits / rounds",
 )
 
 
@@ -109,6 +113,7 @@ class FreshnessBarrier:
                     self._reading = True
                     own = latest = self._latest = _Round(time.monotonic())
                     self.rounds += 1
+                    ROUNDS.inc()
                     break
                 if not self._cond.wait(max(0.0, deadline - time.monotonic())):
                     raise TimeoutError(f"no consistent read of the API server finished within {self.timeout:.1f}s")

@@ -5,14 +5,21 @@ two webhooks (mutating and validating) over TLS, and a Python HTTP server decodi
 answering. Registered exactly as `sriovop webhook` is, this server measures that cost on the same
 machine in the same run, so a missed target can be split into the floor and what judging adds.
 
-    python test/bench/admission_floor.py --port 8443 --tls-cert-file C --tls-private-key-file K
+With `--barrier` it also keeps the webhook's informer caches (KUBECONFIG, NAMESPACE) and waits for
+their read-your-writes barrier before allowing a validating review, as `sriovop webhook` does before
+it judges: the floor of any webhook that answers from caches and is still correct right after a write
+(issue 15 requires it), i.e. everything but the rules themselves.
+
+    python test/bench/admission_floor.py --port 8443 --tls-cert-file C --tls-private-key-file K [--barrier]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sriovop.webhook.server import WebhookServer, server_ssl_context, tune_process
@@ -22,10 +29,16 @@ PROBE = "probe"
 
 
 class AllowEverything:
-    """The `AdmissionHandler` surface the server calls: decode the review, allow it (but the probe)."""
+    """The `AdmissionHandler` surface the server calls: decode the review, allow it (but the probe);
+    with `fresh`, wait for it before answering a validating review."""
+
+    def __init__(self, fresh: Callable[[], None] | None = None) -> None:
+        self._fresh = fresh
 
     def handle(self, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
         request = json.loads(body)["request"]
+        if self._fresh is not None and path.startswith("/validating"):
+            self._fresh()
         response: dict[str, Any] = {"uid": request["uid"], "allowed": True}
         if (request.get("object") or {}).get("metadata", {}).get("name") == PROBE:
             response = {"uid": request["uid"], "allowed": False,
@@ -39,9 +52,20 @@ def main() -> None:
     parser.add_argument("--bind-address", default="127.0.0.1")
     parser.add_argument("--tls-cert-file", required=True)
     parser.add_argument("--tls-private-key-file", required=True)
+    parser.add_argument("--barrier", action="store_true",
+                        help="wait for the webhook caches' read-your-writes barrier before a validating answer")
     args = parser.parse_args()
     tune_process()
-    server = WebhookServer((args.bind_address, args.port), AllowEverything(),  # type: ignore[arg-type]
+    fresh = None
+    if args.barrier:
+        from sriovop.runtime.client import Client
+        from sriovop.runtime.config import load_config
+        from sriovop.webhook.informer_view import InformerClusterView
+
+        view = InformerClusterView(Client(load_config(os.environ["KUBECONFIG"])), os.environ["NAMESPACE"])
+        view.start()
+        fresh = view.fresh
+    server = WebhookServer((args.bind_address, args.port), AllowEverything(fresh),  # type: ignore[arg-type]
                            server_ssl_context(args.tls_cert_file, args.tls_private_key_file))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Event().wait()

@@ -14,7 +14,8 @@ of mixed vendors per NodeState; the policy selects the E810 port ens1f0 that eve
 - memory: operator RSS after convergence (once it has been idle 5 s: it gives freed heap back to the
   OS when a burst of writes pauses), and the JSON size of what its caches hold (the Nodes,
   NodeStates and policies, as listed, with and without managedFields, which the informers drop);
-  at each N, so the growth from 500 to 5,000 shows. Target: RSS <= 2x the cached JSON (trimmed).
+  at each N, so the growth from 500 to 5,000 shows. Target: RSS <= 2x the cached JSON (trimmed). The
+  floor beside it: a bare interpreter holding the same trimmed objects as dicts (rss_floor.py).
 
     .venv/bin/python test/bench/operator_convergence.py [--nodes 500,5000] [--rounds 5] [--writers 16] [--quick]
 """
@@ -25,6 +26,7 @@ import copy
 import json
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -174,17 +176,30 @@ class OperatorProcess:
             self.proc.wait()
 
 
+def as_cached(kind: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as the operator's caches keep it: without managedFields, through its informer transforms."""
+    obj = {**copy.deepcopy(obj), "metadata": {k: v for k, v in obj["metadata"].items() if k != "managedFields"}}
+    return CACHE_TRANSFORMS[kind](obj) if kind in CACHE_TRANSFORMS else obj
+
+
 def json_mib(objs: list[tuple[Any, dict[str, Any]]], managed_fields: bool) -> float:
-    """Size of the objects as JSON: as listed, or (managed_fields False) as the operator caches them,
-    without managedFields and through its informer transforms."""
+    """Size of the objects as JSON: as listed, or (managed_fields False) as the operator caches them."""
     total = 0
     for kind, o in objs:
-        if not managed_fields:
-            o = {**copy.deepcopy(o), "metadata": {k: v for k, v in o["metadata"].items() if k != "managedFields"}}
-            if kind in CACHE_TRANSFORMS:
-                o = CACHE_TRANSFORMS[kind](o)
-        total += len(json.dumps(o, separators=(",", ":")))
+        total += len(json.dumps(o if managed_fields else as_cached(kind, o), separators=(",", ":")))
     return total / 2**20
+
+
+def python_floor(objs: list[tuple[Any, dict[str, Any]]]) -> dict[str, float]:
+    """RSS of a bare interpreter holding the same cached objects as decoded dicts (rss_floor.py)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as lines:
+        for kind, o in objs:
+            lines.write(json.dumps(as_cached(kind, o), separators=(",", ":")) + "\n")
+        lines.flush()
+        done = subprocess.run([sys.executable, str(Path(__file__).with_name("rss_floor.py")), lines.name],
+                              capture_output=True, text=True, check=True, timeout=600)
+    out: dict[str, float] = json.loads(done.stdout)
+    return out
 
 
 def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str, Any]:
@@ -287,6 +302,7 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str
         "cached_json_mib": round(json_mib(cached, managed_fields=False), 1),
         "cached_json_with_managed_fields_mib": round(json_mib(cached, managed_fields=True), 1),
         "cached_objects": len(cached),
+        "python_floor": python_floor(cached),
     }
 
 
@@ -321,7 +337,7 @@ def main() -> None:
                           f"{r['writers']} threads, operator stopped (median of {r['rounds']}, interleaved)",
             target=1.3, target_what="operator / floor <= 1.3",
             note=f"operator median {r['operator_seconds']['median']} s"))
-        rss = r["operator_rss_mib"]["after_convergence"]
+        rss, floor = r["operator_rss_mib"]["after_convergence"], r["python_floor"]
         figures.append(Figure(
             f"operator_rss_mb_{n}_nodes", rss, "MiB", baseline=r["cached_json_mib"],
             baseline_what="JSON size of the cached Nodes, NodeStates and policies (without managedFields, "
@@ -329,7 +345,14 @@ def main() -> None:
             target=round(2 * r["cached_json_mib"], 1) if n >= 2000 else None,
             target_what="<= 2x the cached JSON (meaningful at scale, where the interpreter's ~50 MiB is small)",
             note=f"with managedFields the JSON is {r['cached_json_with_managed_fields_mib']} MiB; "
-                 f"RSS after imports {r['operator_rss_mib']['after_imports']} MiB"))
+                 f"RSS after imports {r['operator_rss_mib']['after_imports']} MiB; a bare interpreter "
+                 f"holding the same objects as dicts: {floor['rss_holding_mib']} MiB, of which "
+                 f"{round(floor['rss_holding_mib'] - floor['rss_before_mib'], 1)} MiB the objects"))
+        figures.append(Figure(
+            f"operator_rss_python_floor_mb_{n}_nodes", floor["rss_holding_mib"], "MiB",
+            baseline=r["cached_json_mib"], baseline_what="JSON size of the same cached objects",
+            note="a bare interpreter (imports json only) holding exactly the objects the operator caches, "
+                 "each decoded on its own: what CPython itself needs to keep them as dicts"))
     if len(results) > 1:
         a, b = results[0], results[-1]
         growth = (b["operator_rss_mib"]["after_convergence"] - a["operator_rss_mib"]["after_convergence"])
@@ -337,7 +360,9 @@ def main() -> None:
         figures.append(Figure(
             f"operator_rss_growth_mb_{a['nodes']}_to_{b['nodes']}_nodes", round(growth, 1), "MiB",
             baseline=round(json_growth, 1), baseline_what="growth of the cached JSON over the same sizes",
-            target=round(2 * json_growth, 1), target_what="<= 2x the cached JSON's growth (linear)"))
+            target=round(2 * json_growth, 1), target_what="<= 2x the cached JSON's growth (linear)",
+            note="a bare interpreter holding the same objects grows by "
+                 f"{round(b['python_floor']['rss_holding_mib'] - a['python_floor']['rss_holding_mib'], 1)} MiB"))
     benchlib.emit("operator_convergence", figures, {"sizes": results}, args.out, started)
 
 
