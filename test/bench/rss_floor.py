@@ -4,7 +4,7 @@ Why: the operator's caches keep each object as the dict its JSON decodes to (one
 item or watch event), which is what every controller reads. How much RSS that takes for a given JSON
 size is a property of CPython (a small dict, a str per key and value), not of our code. This process
 imports nothing but `json`, reads JSON lines (one trimmed object each, exactly what the operator
-caches), decodes each line on its own and keeps it by name, and prints its RSS before and after as
+caches), decodes each line on its own and keeps every object, and prints its RSS before and after as
 JSON: the operator's RSS minus its RSS after imports, compared with this growth, says how much of the
 operator's memory is the interpreter's price for the objects and how much is ours.
 
