@@ -10,6 +10,7 @@ before a pod went away is missed.
 
 from __future__ import annotations
 
+import glob
 import os
 import threading
 from pathlib import Path
@@ -38,6 +39,7 @@ class PodLogWrites:
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # the thread and a caller of poll() must not read the same files
         self._stop = threading.Event()
+        self._error: Exception | None = None
         self.thread = threading.Thread(target=self._run, name="pod-log-writes", daemon=True)
 
     def start(self) -> None:
@@ -53,12 +55,18 @@ class PodLogWrites:
         self._files.clear()
 
     def writes(self) -> list[Write]:
+        if self._error is not None:  # a reader that stopped must not look like an operator that stopped writing
+            raise RuntimeError(f"the pod log reader stopped: {self._error!r}") from self._error
         with self._lock:
             return list(self._writes)
 
     def _run(self) -> None:
-        while not self._stop.wait(self.period):
-            self.poll()
+        try:
+            while not self._stop.wait(self.period):
+                self.poll()
+        except Exception as exc:
+            self._error = exc
+            raise
 
     def poll(self) -> None:
         """Read what was added since the last call (also called by the harness to catch up at once)."""
@@ -66,7 +74,11 @@ class PodLogWrites:
             self._poll()
 
     def _poll(self) -> None:
-        for path in self.nodes_dir.glob(self.pattern):
+        # glob.glob, not Path.glob: the kubelet removes a deleted pod's directory whenever it likes, and
+        # Path.glob raises FileNotFoundError when a directory vanishes while it is being listed (that
+        # killed this thread once, so no later write was seen); glob.glob skips such a directory.
+        for name in glob.glob(str(self.nodes_dir / self.pattern)):
+            path = Path(name)
             try:
                 st = path.stat()
                 if (st.st_dev, st.st_ino) not in self._files:

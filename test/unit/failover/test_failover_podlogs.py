@@ -5,7 +5,11 @@ the files are written here in a temporary directory laid out as a dev-cluster no
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from test.support.failover_podlogs import PodLogWrites, cri_message
 
@@ -48,3 +52,28 @@ def test_writes_are_read_from_every_node_even_after_the_file_is_gone(tmp_path: P
     reader.poll()
     reader.stop()
     assert [(w.identity, w.rv) for w in reader.writes()] == [("op-1_abc", 10), ("op-1_abc", 11), ("op-1_abc", 12)]
+
+
+def test_a_pod_directory_removed_while_it_is_listed_does_not_stop_the_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "node-1" / "pod-logs" / "sriov-network-operator_sriov-network-operator-a_uid"
+    live = tmp_path / "node-2" / "pod-logs" / "sriov-network-operator_sriov-network-operator-b_uid"
+    for pod, rv in ((gone, 20), (live, 21)):
+        (pod / "c").mkdir(parents=True)
+        (pod / "c" / "0.log").write_text(_cri(_record(rv)))
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        # The kubelet deletes the pod's directory after it was found and before it is listed.
+        if str(path).startswith(str(gone)):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    reader = PodLogWrites(tmp_path, "sriov-network-operator", "sriov-network-operator")
+    reader.poll()
+    assert [w.rv for w in reader.writes()] == [21]
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    reader.poll()  # the next round reads what the removal hid
+    reader.stop()
+    assert sorted(w.rv for w in reader.writes()) == [20, 21]
