@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-from sriovop.commands._lazylog import lazy_logger
+from sriovop.lazylog import lazy_logger
 
 log = lazy_logger(__name__)
 

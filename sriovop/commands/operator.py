@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.lazylog import lazy_logger
 
 log = lazy_logger(__name__)
 

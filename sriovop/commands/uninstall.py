@@ -21,8 +21,8 @@ import click
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
-from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.lazylog import lazy_logger
 
 log = lazy_logger(__name__)
 

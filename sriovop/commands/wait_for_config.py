@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sriovop.api.v1 import consts
-from sriovop.commands._lazylog import lazy_logger
 from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.lazylog import lazy_logger
 from sriovop.runtime.errors import (
     ApiError,
     BadRequest,

@@ -25,7 +25,7 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.daemon.deviceplugin import POD_LABELS, DevicePluginPods
 from sriovop.daemon.hostref import HostRef
-from sriovop.daemon.metrics import MetricsServer, VfStatsCollector
+from sriovop.daemon.metrics import MetricsServer
 from sriovop.daemon.opconfig import OperatorConfigFollower
 from sriovop.daemon.reconciler import NodeStateReconciler
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
@@ -33,6 +33,7 @@ from sriovop.daemon.startup import wait_for
 from sriovop.daemon.status import annotations_of
 from sriovop.daemon.systemd_mode import clean_systemd_files
 from sriovop.host.steps import StepHook
+from sriovop.host.vfmetrics import VfStatsCollector
 from sriovop.runtime.cache import InformerFactory, SharedIndexInformer
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig

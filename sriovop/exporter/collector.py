@@ -1,7 +1,7 @@
 """What `sriovop metrics-exporter` serves: upstream's sriov-network-metrics-exporter series.
 
 - `sriov_vf_<counter>{pf, vf, pciAddr, numa_node}` for every VF of every SR-IOV PF (counters read at
-  scrape time, netlink then sysfs, as the config daemon's endpoint reads them: daemon/vfstats.py);
+  scrape time, netlink then sysfs, as the config daemon's endpoint reads them: host/vfstats.py);
   `numa_node` is the PF's, empty when the platform reports none (-1);
 - `sriov_kubepoddevice{pciAddr, dev_type, pod, namespace, container} 1` for every PCI device the
   kubelet's pod-resources API (`List`) says a container holds: joined on `pciAddr`, it names the pod
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import structlog
 
-from sriovop.daemon.metrics import HELP, VfStatsCollector
-from sriovop.daemon.vfstats import COUNTERS, list_vfs
 from sriovop.host.paths import HostPaths
+from sriovop.host.vfmetrics import HELP, VfStatsCollector
+from sriovop.host.vfstats import COUNTERS, list_vfs
 from sriovop.kubelet.grpc import GrpcError
 from sriovop.kubelet.podresources import PodResources, list_pod_resources
 from sriovop.kubelet.protowire import ProtoError

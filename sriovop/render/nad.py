@@ -18,7 +18,6 @@ Key order of the CNI config (before indenting):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -197,8 +196,3 @@ def render_nad(kind: Kind, network: Mapping[str, Any], resource_prefix: str) -> 
         "metadata": nad_meta,
         "spec": {"config": cni_config(kind, network)},
     }
-
-
-def parsed_config(nad: Mapping[str, Any]) -> Any:
-    """The NAD's config decoded (for tests and diagnostics)."""
-    return json.loads((nad.get("spec") or {}).get("config") or "null")

@@ -176,10 +176,3 @@ def thaw(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [thaw(v) for v in obj]
     return obj
-
-
-def with_fields(obj: Mapping[str, Any], **fields: Any) -> FrozenDict:
-    """A frozen shallow copy of `obj` with top-level fields set (e.g. kind/apiVersion on list items)."""
-    d = dict(obj)
-    d.update(fields)
-    return FrozenDict(d)

@@ -35,8 +35,8 @@ import pytest
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
-from sriovop.daemon.metrics import iter_series
 from sriovop.devcluster import ControlPlane
+from sriovop.host.vfmetrics import iter_series
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import NODE

@@ -68,10 +68,6 @@ def vf_ranges_overlap(a: tuple[int, int] | str, b: tuple[int, int] | str) -> boo
     return a0 <= b1 and b0 <= a1
 
 
-def format_vf_range(first: int, last: int) -> str:
-    return f"{first}-{last}"
-
-
 def index_in_range(index: int, rng: str) -> bool:
     """Whether a VF index falls in a `vfRange` string; a malformed range contains nothing (as upstream)."""
     try:

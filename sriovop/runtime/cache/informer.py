@@ -28,7 +28,7 @@ from sriovop.runtime.cache.reflector import Reflector
 from sriovop.runtime.cache.store import NAMESPACE_INDEX, IndexFunc, Store, namespace_index
 from sriovop.runtime.client import Client, Selector
 from sriovop.runtime.kinds import Kind
-from sriovop.runtime.objects import FrozenDict, freeze_decoded
+from sriovop.runtime.objects import freeze_decoded
 
 log = structlog.get_logger(__name__)
 
@@ -272,10 +272,6 @@ def _decoded(obj: Any, transform: Transform | None, strip_managed_fields: bool) 
     if transform is not None and type(obj) is dict:
         obj = transform(obj)
     return freeze_decoded(obj, strip_managed_fields=strip_managed_fields)
-
-
-def is_frozen(obj: Any) -> bool:
-    return isinstance(obj, FrozenDict)
 
 
 Transform = Callable[[Any], Any]

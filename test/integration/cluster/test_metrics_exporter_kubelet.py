@@ -14,8 +14,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from sriovop.daemon.metrics import iter_series
 from sriovop.exporter.collector import UP_METRIC
+from sriovop.host.vfmetrics import iter_series
 from sriovop.kubelet.podresources import list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE, POD

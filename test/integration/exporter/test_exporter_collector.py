@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sriovop.daemon.metrics import iter_series
 from sriovop.exporter.collector import UP_METRIC, ExporterCollector
+from sriovop.host.vfmetrics import iter_series
 from sriovop.kubelet.grpc import UNAVAILABLE, GrpcError
 from sriovop.kubelet.podresources import ContainerDevices, ContainerResources, PodResources
 from test.support.host_sim import applier, sim_host

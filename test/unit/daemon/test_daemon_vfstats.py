@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sriovop.daemon.metrics import VfStatsCollector, iter_series
-from sriovop.daemon.vfstats import list_vfs, parse_vf_stats
 from sriovop.host.paths import HostPaths
+from sriovop.host.vfmetrics import VfStatsCollector, iter_series
+from sriovop.host.vfstats import list_vfs, parse_vf_stats
 
 
 class Nla:

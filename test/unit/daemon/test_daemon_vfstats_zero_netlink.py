@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sriovop.daemon.metrics import VfStatsCollector, iter_series
 from sriovop.host.paths import HostPaths
+from sriovop.host.vfmetrics import VfStatsCollector, iter_series
 from test.unit.daemon.test_daemon_vfstats import make_pf, write_stats
 
 PF, VF0, VF1 = "0000:01:00.0", "0000:01:10.0", "0000:01:10.2"
