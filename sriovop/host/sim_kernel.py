@@ -140,9 +140,6 @@ class SimKernel:
     def dev_dir(self, pci: str) -> Path:
         return self.root / PCI_ROOT / pci
 
-    def _rel_to_root(self, path: Path) -> str:
-        return os.path.relpath(path, self.root)
-
     def _link_device(self, pci: str) -> None:
         _symlink(f"../../../devices/pci0000:00/{pci}", self.root / "sys/bus/pci/devices" / pci)
 

@@ -43,5 +43,3 @@ MODELS: dict[str, NicModel] = {
 
 #: Drivers whose bound devices get a kernel netdev.
 NETDEV_DRIVERS = frozenset({"i40e", "iavf", "ice", "mlx5_core", "igb", "igbvf", "ixgbe", "ixgbevf"})
-#: Drivers that match devices only through driver_override (they exist once their module is loaded).
-OVERRIDE_ONLY_DRIVERS = ("vfio-pci",)

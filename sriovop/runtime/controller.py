@@ -19,7 +19,6 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 
 from sriovop.runtime.cache.informer import SharedIndexInformer
 from sriovop.runtime.cache.keys import DeletedFinalStateUnknown, object_of
-from sriovop.runtime.kinds import Kind
 from sriovop.runtime.workqueue import (
     PrometheusMetricsProvider,
     RateLimitingQueue,
@@ -238,10 +237,6 @@ class Controller:
             inf.add_event_handler(handler)
             self._informers.append(inf)
         return self
-
-    def watches_kind(self, cache: Any, kind: Kind, **kw: Any) -> Controller:
-        """Shorthand for `watches(cache.informers_for(kind), ...)`."""
-        return self.watches(cache.informers_for(kind), **kw)
 
     def enqueue(self, request: Request) -> None:
         self.queue.add(request)

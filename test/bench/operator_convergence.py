@@ -89,17 +89,17 @@ class SpecWatcher:
                 time.sleep(0.5)
 
     def _watch_once(self) -> None:
-        if True:  # one watch; _run reconnects from the last RV
-            stream = self.client.watch(SRIOV_NETWORK_NODE_STATE, NS, resource_version=self.rv, timeout_seconds=600)
-            for etype, obj in stream:
-                self.rv = obj["metadata"].get("resourceVersion", self.rv)
-                if etype in ("ADDED", "MODIFIED"):
-                    with self.cond:
-                        self.num_vfs[obj["metadata"]["name"]] = self._spec_vfs(obj)
-                        self.cond.notify_all()
-                if self.stop.is_set():
-                    stream.close()
-                    return
+        """One watch; _run reconnects from the last RV."""
+        stream = self.client.watch(SRIOV_NETWORK_NODE_STATE, NS, resource_version=self.rv, timeout_seconds=600)
+        for etype, obj in stream:
+            self.rv = obj["metadata"].get("resourceVersion", self.rv)
+            if etype in ("ADDED", "MODIFIED"):
+                with self.cond:
+                    self.num_vfs[obj["metadata"]["name"]] = self._spec_vfs(obj)
+                    self.cond.notify_all()
+            if self.stop.is_set():
+                stream.close()
+                return
 
     def wait_round(self, num_vfs: int, timeout: float = 300) -> float:
         deadline = time.monotonic() + timeout
