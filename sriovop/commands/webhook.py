@@ -61,6 +61,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
 
     from sriovop.runtime.client import Client
     from sriovop.runtime.config import ConfigError, load_config
+    from sriovop.webhook.certmetrics import SERVED_CERTIFICATE
     from sriovop.webhook.cluster_view import ClientClusterView
     from sriovop.webhook.handler import AdmissionHandler
     from sriovop.webhook.informer_view import InformerClusterView
@@ -104,6 +105,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     tune_process()
     reloader = CertReloader(ssl_context, tls_cert_file, tls_private_key_file, interval=tls_reload_interval)
     reloader.start()
+    SERVED_CERTIFICATE.watch(tls_cert_file)
     stop_on_signals("webhook", on_stop=lambda _signum: server.shutdown())
     log.info("webhook_serving", address=bind_address, port=server.port, namespace=settings.namespace,
              resource_prefix=settings.resource_prefix, dev_mode=settings.dev_mode, cache=cache,

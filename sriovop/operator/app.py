@@ -35,6 +35,7 @@ from sriovop.logsetup import set_level
 from sriovop.operator.cache_trim import CACHE_TRANSFORMS
 from sriovop.operator.election import SharedElection
 from sriovop.operator.fencing import FencedClient
+from sriovop.operator.metrics import NODE_STATES
 from sriovop.operator.settings import OperatorSettings
 from sriovop.operator.shutdown import CleanupReport, cleanup
 from sriovop.runtime.client import Client
@@ -125,6 +126,7 @@ class Operator:
     def _wire(self, nics: SupportedNics) -> None:
         s, ns, rec = self.settings, self.settings.namespace, self.recorder
         mgr = self.namespaced
+        NODE_STATES.watch(mgr.cache, s.resource_prefix)
         NodePolicyReconciler(mgr.client, mgr.client, ns, nics=nics,
                              stale_delay_minutes=s.stale_node_state_cleanup_delay_minutes, recorder=rec,
                              api_reader=mgr.server_client).setup(mgr)
