@@ -5,13 +5,13 @@ so the series cost no request and can never disagree with what the controllers s
 kube-state-metrics' (one series per possible value, 1 for the current one, 0 for the others), so an
 alert is a plain `== 1` with a `for:` duration (manifests/monitoring/):
 
-- `sriov_network_node_state_sync_status{node, status}`: the config daemon's `status.syncStatus`
+- `sriovop_node_state_sync_status{node, status}`: the config daemon's `status.syncStatus`
   (Succeeded, InProgress, Failed); no series while a daemon has not reported yet;
-- `sriov_network_node_drain_state{node, state}`: the drain the config daemon reports
+- `sriovop_node_drain_state{node, state}`: the drain the config daemon reports
   (`sriovnetwork.openshift.io/current-state`: Idle, Draining, DrainComplete);
-- `sriov_network_node_drain_desired_state{node, state}`: what the daemon asks for
+- `sriovop_node_drain_desired_state{node, state}`: what the daemon asks for
   (`.../desired-state`: Idle, Drain_Required, Reboot_Required);
-- `sriov_network_node_resource_vfs{node, resource}`: VFs the NodeState spec gives each device-plugin
+- `sriovop_node_resource_vfs{node, resource}`: VFs the NodeState spec gives each device-plugin
   resource (`<prefix>/<resourceName>`, the name pods request and the metrics exporter's `dev_type`),
   the capacity the VF-pool alert compares allocations with.
 
@@ -79,16 +79,16 @@ class NodeStateCollector(Collector):
         return states, prefix
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        sync = GaugeMetricFamily("sriov_network_node_state_sync_status",
+        sync = GaugeMetricFamily("sriovop_node_state_sync_status",
                                  "1 for the NodeState's current status.syncStatus, 0 for the others.",
                                  labels=["node", "status"])
-        drain = GaugeMetricFamily("sriov_network_node_drain_state",
+        drain = GaugeMetricFamily("sriovop_node_drain_state",
                                   "1 for the drain state the node's config daemon reports (current-state "
                                   "annotation), 0 for the others.", labels=["node", "state"])
-        desired = GaugeMetricFamily("sriov_network_node_drain_desired_state",
+        desired = GaugeMetricFamily("sriovop_node_drain_desired_state",
                                     "1 for the drain the node's config daemon asks for (desired-state "
                                     "annotation), 0 for the others.", labels=["node", "state"])
-        vfs = GaugeMetricFamily("sriov_network_node_resource_vfs",
+        vfs = GaugeMetricFamily("sriovop_node_resource_vfs",
                                 "VFs the NodeState spec gives each device-plugin resource.",
                                 labels=["node", "resource"])
         states, prefix = self._states()

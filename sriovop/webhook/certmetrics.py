@@ -1,4 +1,4 @@
-"""`sriov_webhook_certificate_expiry_timestamp_seconds`: when the certificate this webhook serves expires.
+"""`sriovop_webhook_certificate_expiry_timestamp_seconds`: when the certificate this webhook serves expires.
 
 Read from the serving certificate file at scrape time, so the value follows every rotation
 `CertReloader` picks up (whoever issues it: the operator, cert-manager, OpenShift's service CA or a
@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 log = structlog.get_logger(__name__)
 
-NAME = "sriov_webhook_certificate_expiry_timestamp_seconds"
+NAME = "sriovop_webhook_certificate_expiry_timestamp_seconds"
 
 
 def not_after(pem: bytes) -> float:

@@ -67,21 +67,21 @@ def test_sync_and_drain_states_are_one_hot_per_node(watch: Any) -> None:
         _state("worker-1", "Failed", consts.DRAINING, consts.DRAIN_REQUIRED),
         _state("worker-2", "Succeeded", consts.DRAIN_IDLE, consts.DRAIN_IDLE),
         _state("worker-3")])), "openshift.io")
-    assert _value("sriov_network_node_state_sync_status", node="worker-1", status="Failed") == 1
-    assert _value("sriov_network_node_state_sync_status", node="worker-1", status="Succeeded") == 0
-    assert _value("sriov_network_node_state_sync_status", node="worker-2", status="Succeeded") == 1
-    assert _value("sriov_network_node_state_sync_status", node="worker-3", status="Failed") is None
-    assert _value("sriov_network_node_drain_state", node="worker-1", state="Draining") == 1
-    assert _value("sriov_network_node_drain_state", node="worker-1", state="Idle") == 0
-    assert _value("sriov_network_node_drain_desired_state", node="worker-1", state="Drain_Required") == 1
-    assert _value("sriov_network_node_drain_state", node="worker-3", state="Idle") is None
+    assert _value("sriovop_node_state_sync_status", node="worker-1", status="Failed") == 1
+    assert _value("sriovop_node_state_sync_status", node="worker-1", status="Succeeded") == 0
+    assert _value("sriovop_node_state_sync_status", node="worker-2", status="Succeeded") == 1
+    assert _value("sriovop_node_state_sync_status", node="worker-3", status="Failed") is None
+    assert _value("sriovop_node_drain_state", node="worker-1", state="Draining") == 1
+    assert _value("sriovop_node_drain_state", node="worker-1", state="Idle") == 0
+    assert _value("sriovop_node_drain_desired_state", node="worker-1", state="Drain_Required") == 1
+    assert _value("sriovop_node_drain_state", node="worker-3", state="Idle") is None
 
 
 def test_vfs_per_resource_add_up_groups_and_carry_the_prefix(watch: Any) -> None:
     watch(_Cache(_Informer([_state("w", groups=(("intelnics", "0-7"), ("dpdk", "0-3"), ("intelnics", "8-9")))])),
           "openshift.io")
-    assert _value("sriov_network_node_resource_vfs", node="w", resource="openshift.io/intelnics") == 10
-    assert _value("sriov_network_node_resource_vfs", node="w", resource="openshift.io/dpdk") == 4
+    assert _value("sriovop_node_resource_vfs", node="w", resource="openshift.io/intelnics") == 10
+    assert _value("sriovop_node_resource_vfs", node="w", resource="openshift.io/dpdk") == 4
 
 
 def test_a_malformed_range_counts_nothing() -> None:
@@ -90,7 +90,7 @@ def test_a_malformed_range_counts_nothing() -> None:
 
 def test_unsynced_or_no_cache_gives_empty_families(watch: Any) -> None:
     watch(_Cache(_Informer([_state("w", "Failed")], synced=False)), "p")
-    assert _value("sriov_network_node_state_sync_status", node="w", status="Failed") is None
+    assert _value("sriovop_node_state_sync_status", node="w", status="Failed") is None
     watch(None)
     names = {m.name for m in REGISTRY.collect()}
-    assert "sriov_network_node_state_sync_status" in names  # described even when empty
+    assert "sriovop_node_state_sync_status" in names  # described even when empty
