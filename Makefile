@@ -44,7 +44,7 @@ fmt: $(VENV)/.installed
 	$(VENV)/bin/ruff format sriovop test hack
 
 # The operator, webhook, config-daemon and pause images as OCI archives in build/images/, from Debian
-# packages and wheels without a registry (layers cached; durations in the README).
+# packages and wheels without a registry (layers cached; durations in docs/development.md).
 # `sriovop dev images load --dir DIR` imports them into a local cluster's nodes.
 images: $(VENV)/.installed deps
 	$(VENV)/bin/sriovop dev images build --out build/images
@@ -77,7 +77,7 @@ integration: $(VENV)/.installed control-plane node-components helm
 vm:
 	bash hack/vm/setup.sh >/dev/null
 
-# Boots QEMU guests with emulated Intel 82576 PFs (also the last step of `make test`; durations in the README).
+# Boots QEMU guests with emulated Intel 82576 PFs (also the last step of `make test`; durations in docs/development.md).
 # The explicit -m overrides pyproject's default `-m 'not e2e'`.
 e2e: $(VENV)/.installed control-plane vm
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)

@@ -1,6 +1,6 @@
 """One containerd per node, with its own root, state, socket, CNI config and runc root.
 
-The CRI settings are the ones this machine needs (see the README's cluster section):
+The CRI settings are the ones this machine needs (see docs/development.md, "A local cluster with kubelet nodes"):
 - `restrict_oom_score_adj`: the kernel refuses a negative oom_score_adj even to root here, and the pause
   container asks for -998; clamping lets sandboxes start (harmless where the kernel allows it).
 - `netns_mounts_under_state_dir`: pod network namespaces are bind-mounted under the node's state

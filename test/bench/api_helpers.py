@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as the README says)
+import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as docs/benchmarks.md says)
 
 from sriovop.api.v1 import kinds
 from sriovop.api.v1.nicselector import nic_selector_matches

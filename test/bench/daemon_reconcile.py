@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as the README says)
+import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as docs/benchmarks.md says)
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE

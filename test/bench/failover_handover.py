@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as the README says)
+import benchlib  # noqa: F401  (puts the repository on sys.path: runnable as docs/benchmarks.md says)
 
 from sriovop.devcluster import ControlPlane
 from sriovop.logsetup import configure_logging
