@@ -61,10 +61,9 @@ def command(listen: str, sysbuspci: str, sysclassnet: str, kubelet_socket: str, 
     from sriovop.logsetup import configure_logging
 
     configure_logging(log_level, "console" if log_format == "console" else "json")
-    from sriovop.daemon.metrics import MetricsServer
     from sriovop.exporter.collector import ExporterCollector
     from sriovop.host.paths import HostPaths
-    from sriovop.runtime.serving import parse_bind_address
+    from sriovop.runtime.serving import metrics_server, parse_bind_address
 
     try:
         parse_bind_address(listen)
@@ -77,10 +76,11 @@ def command(listen: str, sysbuspci: str, sysclassnet: str, kubelet_socket: str, 
     root = _root_of(sysbuspci)
     socket = Path(kubelet_socket) if _truthy(kubepoddevice) else None
     collector = ExporterCollector(HostPaths.at(root), kubelet_socket=socket, sources=sources)
-    server = MetricsServer(listen, collector)
+    server = metrics_server(listen, collector, name="metrics-exporter")
     stop = stop_on_signals("metrics exporter")
     server.start()
     log.info("metrics exporter serving", address=listen, port=server.port, host_root=str(root),
              kubelet_socket=str(socket) if socket else None, node=node_name or None)
     stop.wait()
     server.stop()
+    collector.close()

@@ -25,7 +25,6 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.daemon.deviceplugin import POD_LABELS, DevicePluginPods
 from sriovop.daemon.hostref import HostRef
-from sriovop.daemon.metrics import MetricsServer
 from sriovop.daemon.opconfig import OperatorConfigFollower
 from sriovop.daemon.reconciler import NodeStateReconciler
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
@@ -40,6 +39,7 @@ from sriovop.runtime.config import RestConfig
 from sriovop.runtime.controller import Controller, Funcs, Request
 from sriovop.runtime.events import EventRecorder
 from sriovop.runtime.kinds import CONFIG_MAP, NODE, POD
+from sriovop.runtime.serving import HttpServer, metrics_server
 from sriovop.runtime.workqueue.ratelimiter import ItemExponentialFailureRateLimiter
 
 log = structlog.get_logger(__name__)
@@ -77,7 +77,8 @@ class Daemon:
         self.live = LiveConfig()
         self.reconciler: NodeStateReconciler | None = None
         self.controller: Controller | None = None
-        self.metrics: MetricsServer | None = None
+        self.metrics: HttpServer | None = None
+        self._vf_stats: VfStatsCollector | None = None
         self.started = threading.Event()
         self._log = log.bind(node=settings.node_name)
 
@@ -131,9 +132,10 @@ class Daemon:
         self.controller.watches(states, predicates=[Funcs(on_update=_relevant_update, on_delete=lambda o: False)])
         configs.add_event_handler(follower)
         if s.metrics_bind_address:
-            collector = VfStatsCollector(hosts.paths, node_name, netns=lambda: _netns(hosts))
-            self.metrics = MetricsServer(s.metrics_bind_address, collector, self.registry)
+            self._vf_stats = VfStatsCollector(hosts.paths, node_name, netns=lambda: _netns(hosts))
+            self.metrics = metrics_server(s.metrics_bind_address, self._vf_stats, self.registry, "daemon-metrics")
             self.metrics.start()
+            self._log.info("metrics endpoint serving", address=s.metrics_bind_address, port=self.metrics.port)
         try:
             factory.start(stop)
             self.started.set()
@@ -145,6 +147,8 @@ class Daemon:
             recorder.stop(5.0)
             if self.metrics is not None:
                 self.metrics.stop()
+            if self._vf_stats is not None:
+                self._vf_stats.close()
             hosts.close()
             self._log.info("config daemon stopped")
 

@@ -3,7 +3,7 @@
 The VF series keep the upstream exporter's names exactly (`sriov_vf_rx_bytes`, ..., no `_total`) so
 its recording rules and dashboards work; prometheus-client would force a `_total` suffix on counter
 families, so these families are rendered here in the text format and appended to a registry's output
-by the metrics server (daemon/metrics.py).
+by the metrics server (runtime/serving.py's `metrics_server`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""The manager's HTTP endpoints: `/healthz`, `/readyz` (named checks) and `/metrics` (Prometheus).
+"""The one HTTP server of every sriovop process: `/healthz`, `/readyz` (named checks) and `/metrics`.
 
-Each endpoint set binds its own address or none, so two managers in one process never clash: give
-one of them the metrics address and leave the other's unset. `host:0` picks a free port (see `.port`).
+The managers serve their probes and registry with it; the config daemon and the metrics exporter
+(`metrics_server`) serve a registry plus text-rendered families (`TextCollector`: upstream's per-VF
+series, whose names prometheus-client cannot produce) and `/healthz`. Each endpoint set binds its own
+address or none, so two managers in one process never clash: give one of them the metrics address and
+leave the other's unset. `host:0` picks a free port (see `.port`).
 """
 
 from __future__ import annotations
@@ -9,11 +12,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
+import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+log = structlog.get_logger(__name__)
+
 Check = Callable[[], None]  # raises (any exception) when unhealthy
+
+
+class TextCollector(Protocol):
+    """Families rendered in the Prometheus text format, appended to the registry's output on a scrape."""
+
+    def render(self) -> str: ...
 
 
 def parse_bind_address(address: str) -> tuple[str, int]:
@@ -29,8 +42,13 @@ class Endpoints:
         self.healthz: dict[str, Check] = {}
         self.readyz: dict[str, Check] = {}
         self.registry: CollectorRegistry | None = None
+        self.text: list[TextCollector] = []
         self.serve_probes = False
         self.serve_metrics = False
+
+    def metrics_body(self) -> bytes:
+        head = generate_latest(self.registry) if self.registry is not None else b""
+        return head + "".join(c.render() for c in self.text).encode()
 
 
 def _run_checks(checks: dict[str, Check], exclude: list[str]) -> tuple[bool, str]:
@@ -94,8 +112,15 @@ class HttpServer:
                     checks = endpoints.healthz if path == "/healthz" else endpoints.readyz
                     ok, text = _run_checks(checks, exclude)
                     self._send(200 if ok else 500, text.encode())
-                elif endpoints.serve_metrics and path == "/metrics" and endpoints.registry is not None:
-                    self._send(200, generate_latest(endpoints.registry), CONTENT_TYPE_LATEST)
+                elif endpoints.serve_metrics and path == "/metrics" and (
+                        endpoints.registry is not None or endpoints.text):
+                    try:
+                        body = endpoints.metrics_body()
+                    except Exception as exc:  # a scrape must never take the process down
+                        log.warning("metrics scrape failed", error=str(exc))
+                        self._send(500, f"scrape failed: {exc}\n".encode())
+                        return
+                    self._send(200, body, CONTENT_TYPE_LATEST)
                 else:
                     self._send(404, b"not found\n")
 
@@ -112,3 +137,12 @@ class HttpServer:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(5)
+
+
+def metrics_server(address: str, text: TextCollector, registry: CollectorRegistry | None = None,
+                   name: str = "metrics") -> HttpServer:
+    """`/metrics` (the registry, then `text`) and `/healthz` on `address`, for processes without a manager."""
+    endpoints = Endpoints()
+    endpoints.registry, endpoints.text = registry, [text]
+    endpoints.serve_metrics = endpoints.serve_probes = True
+    return HttpServer(address, endpoints, name)

@@ -19,8 +19,8 @@ from sriovop.render import metrics_exporter, workloads
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
-#: Directories of manifests/ that belong to other kustomizations or are not deployed.
-NOT_DEPLOYED = ("samples", "demo")
+#: Directories of manifests/ that belong to other kustomizations or are not deployed (monitoring is opt-in).
+NOT_DEPLOYED = ("samples", "demo", "monitoring")
 
 
 def _docs(path: Path) -> list[dict[str, Any]]:

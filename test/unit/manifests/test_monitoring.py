@@ -126,6 +126,8 @@ def test_monitoring_is_opt_in_in_manifests_and_the_chart() -> None:
     base = yaml.safe_load((ROOT / "manifests" / "kustomization.yaml").read_text())
     assert not any("monitoring" in r for r in base["resources"])
     kustom = yaml.safe_load((MONITORING / "kustomization.yaml").read_text())
+    assert sorted(kustom["resources"]) == sorted(p.name for p in MONITORING.glob("*.yaml")
+                                                 if p.name != "kustomization.yaml")
     assert kustom["configMapGenerator"][0]["options"]["labels"] == {"grafana_dashboard": "1"}
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert values["monitoring"] == {"prometheusRule": False, "podMonitors": False, "dashboard": False}
