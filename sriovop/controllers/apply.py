@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from sriovop.runtime.createupdate import create_or_update
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import (
     MUTATING_WEBHOOK_CONFIGURATION,
@@ -117,7 +118,8 @@ def apply_object(client: ObjectClient, kind: Kind, desired: Mapping[str, Any],
                  owner: Mapping[str, Any] | None = None) -> str:
     """Create `desired`, or update the live object when it differs. Returns "created", "updated" or
     "unchanged". The owner reference is set only on namespaced objects (cluster-scoped objects cannot
-    be owned by a namespaced one)."""
+    be owned by a namespaced one). A conflict (a stale read, or a create that raced another writer's)
+    starts again from a new read (`create_or_update`)."""
     obj: Obj = copy.deepcopy(dict(desired))
     obj["apiVersion"], obj["kind"] = kind.api_version, kind.kind
     meta = obj.setdefault("metadata", {})
@@ -126,17 +128,18 @@ def apply_object(client: ObjectClient, kind: Kind, desired: Mapping[str, Any],
     digest = hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:20]
     meta.setdefault("annotations", {})[APPLIED_HASH_ANNOTATION] = digest
     name, namespace = meta["name"], meta.get("namespace")
-    try:
-        live = client.get(kind, name, namespace)
-    except NotFound:
-        client.create(kind, obj, namespace)
-        log.info("object created", kind=kind.kind, name=name, namespace=namespace)
-        return "created"
-    if not needs_update(obj, live):
-        return "unchanged"
-    client.update(kind, merge_for_update(kind, obj, live))
-    log.info("object updated", kind=kind.kind, name=name, namespace=namespace)
-    return "updated"
+
+    def mutate(live: Obj) -> None:
+        if needs_update(obj, live):
+            merged = merge_for_update(kind, obj, live)
+            live.clear()
+            live.update(merged)
+
+    # The skeleton of a missing object needs everything: it is created as rendered.
+    operation, _ = create_or_update(client, kind, name, namespace, mutate, reader=client)
+    if operation != "unchanged":
+        log.info(f"object {operation}", kind=kind.kind, name=name, namespace=namespace)
+    return operation
 
 
 def delete_object(client: ObjectClient, kind: Kind, name: str, namespace: str | None = None) -> bool:

@@ -68,9 +68,11 @@ from sriovop.controllers.node_policy_desired import (
 )
 from sriovop.controllers.node_policy_desired import status_interfaces as _interfaces
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
+from sriovop.runtime.createupdate import create_or_update
 from sriovop.runtime.errors import Conflict, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from sriovop.runtime.objects import thaw
+from sriovop.runtime.retry import retry_on_conflict
 
 log = structlog.get_logger(__name__)
 
@@ -270,34 +272,34 @@ class NodePolicyReconciler:
                 if not exc.already_exists:
                     raise
                 state = self.api_reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
-        for attempt in range(3):
-            assert state is not None
-            meta = state["metadata"]
+        cached = state
+
+        def update(attempt: int) -> None:
+            # The first attempt starts from the read above; after a conflict that read was stale.
+            current = cached if attempt == 0 else self.api_reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+            if attempt:
+                self._log.info("NodeState changed under us; re-read it", node=name)
+            meta = current["metadata"]
             keep = (meta.get("annotations") or {}).get(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION)
-            if not _interfaces(state):
+            if not _interfaces(current):
                 if keep is None:
                     return
-                new = _without_status(state)
+                new = _without_status(current)
                 new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
             else:
-                desired = desired_spec(node, state, policies, rdma, bridges_enabled)
-                if (keep is None and normalized(state.get("spec") or {}) == normalized(desired)
+                desired = desired_spec(node, current, policies, rdma, bridges_enabled)
+                if (keep is None and normalized(current.get("spec") or {}) == normalized(desired)
                         and _same_owner(meta.get("ownerReferences"), owner)):
                     return
-                new = _without_status(state)
+                new = _without_status(current)
                 new["spec"] = desired
                 new["metadata"]["ownerReferences"] = _with_owner(new["metadata"].get("ownerReferences"), owner)
                 if keep is not None:
                     new["metadata"]["annotations"].pop(consts.NODE_STATE_KEEP_UNTIL_ANNOTATION, None)
-            try:
-                self.client.update(SRIOV_NETWORK_NODE_STATE, new)
-                self._log.info("updated NodeState", node=name)
-                return
-            except Conflict:
-                if attempt == 2:
-                    raise
-                self._log.info("NodeState changed under us; re-reading it", node=name)
-                state = self.api_reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+            self.client.update(SRIOV_NETWORK_NODE_STATE, new)
+            self._log.info("updated NodeState", node=name)
+
+        retry_on_conflict(update, attempts=3)
 
     def _handle_stale(self, state: Obj, node: Obj | None) -> float | None:
         """A NodeState whose node is gone or no longer selected; returns seconds until it is due."""
@@ -349,33 +351,15 @@ class NodePolicyReconciler:
                                    errors: list[str]) -> dict[str, bool]:
         data, enabled, dp_errors = device_plugin_data(policies, nodes, states, self._supported_nics())
         errors.extend(dp_errors)
-        desired = {
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": consts.DEVICE_PLUGIN_CONFIGMAP, "namespace": self.namespace,
-                         "ownerReferences": [owner]},
-            "data": data,
-        }
-        try:
-            current = self.reader.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace)
-        except NotFound:
-            try:
-                self.client.create(CONFIG_MAP, desired, self.namespace)
-                return enabled
-            except Conflict as exc:
-                if not exc.already_exists:
-                    raise
-                current = self.api_reader.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace)
-        if (current.get("data") or {}) != data or not _same_owner(current["metadata"].get("ownerReferences"), owner):
-            body = thaw(current)
-            body["data"] = data
-            body["metadata"]["ownerReferences"] = _with_owner(body["metadata"].get("ownerReferences"), owner)
-            try:
-                self.client.update(CONFIG_MAP, body)
-            except Conflict:
-                fresh = thaw(self.api_reader.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace))
-                fresh["data"] = data
-                fresh["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"]
-                self.client.update(CONFIG_MAP, fresh)
+
+        def mutate(cm: dict[str, Any]) -> None:
+            if (cm.get("data") or {}) != data:
+                cm["data"] = data
+            if not _same_owner(cm["metadata"].get("ownerReferences"), owner):
+                cm["metadata"]["ownerReferences"] = _with_owner(cm["metadata"].get("ownerReferences"), owner)
+
+        create_or_update(self.client, CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, self.namespace, mutate,
+                         reader=self.reader, fresh_reader=self.api_reader)
         return enabled
 
     def _label_node(self, node: Obj, enabled: bool) -> None:

@@ -11,14 +11,13 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import structlog
-import tenacity
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.host.decision import HOST_FACTS_ANNOTATION
 from sriovop.runtime.client import Client
-from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import NODE
+from sriovop.runtime.retry import retry_on_conflict
 
 log = structlog.get_logger(__name__)
 
@@ -57,13 +56,9 @@ class StatusWriter:
               bridges: dict[str, Any] | None = None, system: dict[str, Any] | None = None) -> dict[str, Any]:
         """Patch status; `None`/KEEP leave a field alone; an empty `last_sync_error` removes it.
         Returns the NodeState as written (or as read, when nothing had to change)."""
-        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(CONFLICT_ATTEMPTS),
-                                     retry=tenacity.retry_if_exception_type(Conflict), reraise=True,
-                                     wait=tenacity.wait_random(0.01, 0.1))
-        for attempt in retrying:
-            with attempt:
-                return self._write_once(interfaces, sync_status, last_sync_error, bridges, system)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return retry_on_conflict(
+            lambda _attempt: self._write_once(interfaces, sync_status, last_sync_error, bridges, system),
+            attempts=CONFLICT_ATTEMPTS)
 
     def _write_once(self, interfaces: list[dict[str, Any]] | None, sync_status: str | None,
                     last_sync_error: Any, bridges: dict[str, Any] | None = None,
