@@ -79,8 +79,9 @@ def configure_logging(level: str = "info", fmt: LogFormat = "json") -> None:
     handler.addFilter(_OwnLevel(numeric))
     handler.set_name("sriovop")
     root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
+    for old in list(root.handlers):  # ours from an earlier call; others' (a test runner's capture) stay
+        if old.get_name() == handler.get_name():
+            root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(numeric)
 

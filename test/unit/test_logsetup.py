@@ -84,6 +84,16 @@ def test_console_format_is_kept_across_a_level_change(capsys: pytest.CaptureFixt
     assert "plain library line" in err and "[warning" in err and not err.lstrip().startswith("{")
 
 
+def test_reconfiguring_replaces_only_its_own_handler() -> None:
+    root = logging.getLogger()
+    foreign = logging.NullHandler()
+    root.addHandler(foreign)
+    configure_logging("info", "json")
+    configure_logging("debug", "console")
+    ours = [h for h in root.handlers if h.get_name() == "sriovop"]
+    assert len(ours) == 1 and foreign in root.handlers
+
+
 def test_unknown_level_names_the_value() -> None:
     with pytest.raises(ValueError, match="'loud' is not one of"):
         configure_logging("loud")
