@@ -33,10 +33,8 @@ from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts, decide_node
 from sriovop.host.errors import HostError
 from sriovop.plan.selection import TAKEN, node_verdicts
 from sriovop.plan.snapshot import Snapshot
-from sriovop.webhook.admission import AdmissionRequest
-from sriovop.webhook.cluster_view import StaticClusterView
-from sriovop.webhook.settings import WebhookSettings
-from sriovop.webhook.validate_policy import validate_policy
+from sriovop.policyrules.judge import judge_policy
+from sriovop.policyrules.view import StaticClusterView
 
 Obj = Mapping[str, Any]
 
@@ -67,7 +65,6 @@ def admitted_object(policy: Obj, snap: Snapshot) -> dict[str, Any]:
 def admit(snap: Snapshot, given: Sequence[Obj], delete: bool) -> tuple[list[PolicyAdmission], list[Obj]]:
     """Each given policy judged in order; returns the verdicts and the policies the cluster ends with."""
     current = {p["metadata"]["name"]: p for p in snap.policies}
-    settings = WebhookSettings(namespace=snap.namespace)
     verdicts: list[PolicyAdmission] = []
     for raw in given:
         name = raw["metadata"]["name"]
@@ -86,15 +83,13 @@ def admit(snap: Snapshot, given: Sequence[Obj], delete: bool) -> tuple[list[Poli
                 verdicts.append(PolicyAdmission(name, operation, False, "the API server rejects it: " + "; ".join(
                     str(e) for e in errors)))
                 continue
-        request = AdmissionRequest(uid="plan", kind=SRIOV_NETWORK_NODE_POLICY.kind,
-                                   group=SRIOV_NETWORK_NODE_POLICY.group, resource="sriovnetworknodepolicies",
-                                   operation=operation, name=name, namespace=snap.namespace, obj=obj,
-                                   old_obj=dict(old) if old else None, dry_run=True)
         view = StaticClusterView(nodes=[dict(n) for n in snap.nodes],
                                  node_states=[dict(s) for s in snap.states.values()],
                                  policies=[dict(p) for p in current.values()], nics=snap.nics)
-        verdict = validate_policy(request, view, settings)
-        verdicts.append(PolicyAdmission(name, operation, verdict.allowed, verdict.message, list(verdict.warnings)))
+        subject = obj if obj is not None else dict(old or {})
+        verdict = judge_policy(subject, name, snap.namespace, operation, snap.namespace, view)
+        message = "" if verdict.denied is None else f"{verdict.denied.field}: {verdict.denied.reason}"
+        verdicts.append(PolicyAdmission(name, operation, verdict.allowed, message, list(verdict.warnings)))
         if not verdict.allowed:
             continue
         if obj is None:

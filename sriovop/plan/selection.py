@@ -18,9 +18,9 @@ from sriovop.api.v1.policydefaults import policy_priority
 from sriovop.api.v1.selectors import policy_selects_node
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.controllers.node_policy_apply import PolicyError, vf_group, vf_ranges_overlap
-from sriovop.webhook.admission import Denied
-from sriovop.webhook.policy_dynamic import check_interface, interface_unselected_reason
-from sriovop.webhook.policy_spec import parse_policy_leniently
+from sriovop.policyrules.denied import Denied
+from sriovop.policyrules.dynamic import check_interface, interface_unselected_reason
+from sriovop.policyrules.spec import parse_policy_leniently
 
 Obj = Mapping[str, Any]
 
