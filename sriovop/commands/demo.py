@@ -8,11 +8,15 @@ from pathlib import Path
 
 import click
 
+from sriovop.exitcodes import NoAnswer
+
 
 @click.command()
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=Path("/tmp/sriovop-demo"), show_default=True,
-              help="Where the control plane, simulated hosts, certificates and logs go (wiped at start).")
+              help="Where the control plane, simulated hosts, certificates and logs go (replaced at start). "
+                   "A non-empty directory that the demo did not create is refused unless --reuse.")
+@click.option("--reuse", is_flag=True, help="Use --dir even if it holds files the demo did not create.")
 @click.option("--once", is_flag=True, help="Exit after convergence instead of running until Ctrl-C.")
 @click.option("--replicas", type=click.IntRange(1, 5), default=2, show_default=True,
               help="Operator replicas (leader election picks one).")
@@ -21,7 +25,7 @@ import click
 @click.option("--least-privilege", is_flag=True,
               help="Install manifests/rbac/ and run the operator, webhook and config daemons as their own "
                    "ServiceAccount users, bound to exactly the deployment's roles (default: admin).")
-def command(directory: Path, once: bool, replicas: int, timeout: float, least_privilege: bool) -> None:
+def command(directory: Path, reuse: bool, once: bool, replicas: int, timeout: float, least_privilege: bool) -> None:
     """Run the local demo: control plane, webhook, operators, two simulated nodes, a policy and a network.
 
     It shows progress until every node reports Succeeded, prints `sriovop status`, and then keeps
@@ -29,7 +33,13 @@ def command(directory: Path, once: bool, replicas: int, timeout: float, least_pr
     running when it ends.
     """
     from sriovop.demo.runner import NS, Demo  # imported here: `sriovop demo --help` stays fast
+    from sriovop.demo.workdir import DirectoryInUse, claim
     from sriovop.logsetup import configure_logging
+
+    try:
+        claim(directory.resolve(), reuse)
+    except DirectoryInUse as exc:
+        raise NoAnswer(str(exc)) from None
 
     configure_logging("warning", "console")
     stop = threading.Event()
