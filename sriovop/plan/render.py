@@ -79,8 +79,9 @@ def render_plan(plan: Mapping[str, Any], colour: bool = False) -> str:
             for row in res[kind]:
                 count = row["allocatable"]
                 reported = f", the node reports {count['reported']}" if "reported" in count else ""
+                selectors = ", device-plugin selectors change" if row.get("selectorsChanged") else ""
                 lines.append(f"  resource {row['resourceName']} {kind}: allocatable {count['before']} -> "
-                             f"{count['after']}{reported}")
+                             f"{count['after']}{reported}{selectors}")
     if plan["pools"]:
         lines.append("")
     for pool in plan["pools"]:

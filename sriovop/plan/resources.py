@@ -62,6 +62,7 @@ def resource_changes(before_cm: str | None, after_cm: str | None, before_spec: S
         elif in_old and not in_new:
             out["removed"].append(row)
         elif old_sel.get(name) != new_sel.get(name) or old_n.get(name, 0) != new_n.get(name, 0):
+            row["selectorsChanged"] = old_sel.get(name) != new_sel.get(name)
             out["changed"].append(row)
     return out
 
