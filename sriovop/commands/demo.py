@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def command(directory: Path, reuse: bool, once: bool, replicas: int, timeout: fl
         click.echo(f"  export KUBECONFIG={result.kubeconfig}")
         click.echo(f"  kubectl get sriovnetworknodestates -n {NS}")
         click.echo("  kubectl get network-attachment-definitions -n default demo-net -o yaml")
-        click.echo(f"  sriovop status -n {NS}")
+        click.echo(f"  {_self_command()} status -n {NS}")
         for line in result.metrics_urls:
             name, url = line.rsplit(" ", 1)
             click.echo(f"  curl -s {url}    # {name.rstrip(':')}")
@@ -72,3 +73,12 @@ def command(directory: Path, reuse: bool, once: bool, replicas: int, timeout: fl
     finally:
         click.echo("stopping ...")
         demo.stop()
+
+
+def _self_command() -> str:
+    """How to run sriovop again as this process was run: the script's own path (`.venv/bin/sriovop` in a
+    fresh clone, where no `sriovop` is on PATH), else the interpreter with the module."""
+    script = Path(sys.argv[0])
+    if script.name == "sriovop":
+        return str(script) if script.parent != Path() else "sriovop"
+    return f"{sys.executable} -m sriovop.cli"

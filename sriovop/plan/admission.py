@@ -37,12 +37,16 @@ class PolicyAdmission:
     warnings: list[str] = field(default_factory=list)
     #: The policy rule a webhook would deny with, when none enforces it: {"field", "reason"}.
     would_deny: dict[str, str] | None = None
+    #: The spec as the API server stores it (schema defaults, and the webhook's when it runs).
+    stored: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"policy": self.policy, "operation": self.operation, "allowed": self.allowed,
                                "message": self.message, "warnings": list(self.warnings)}
         if self.would_deny is not None:
             out["wouldDeny"] = dict(self.would_deny)
+        if self.stored is not None:
+            out["storedSpec"] = self.stored
         return out
 
 
@@ -111,6 +115,8 @@ def admit(snap: Snapshot, given: Sequence[Obj], delete: bool) -> tuple[list[Poli
         verdicts.append(verdict)
         if not verdict.allowed:
             continue
+        if obj is not None:
+            verdict.stored = copy.deepcopy(obj["spec"])
         if obj is None:
             current.pop(name, None)
         else:
