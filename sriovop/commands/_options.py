@@ -59,3 +59,11 @@ def use_colour(choice: str) -> bool:
 def echo_text(text: str, colour: bool) -> None:
     """Print rendered text; `color=True` keeps the ANSI codes click would strip from a pipe."""
     click.echo(text, nl=False, color=colour)
+
+
+def report_options(func: F) -> F:
+    """The flags of every command that reads the cluster and reports to people or scripts:
+    --kubeconfig, --namespace, --output, --color."""
+    for option in (color_option, output_option, namespace_option, kubeconfig_option):
+        func = option(func)
+    return func

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sriovop.commands._options import (
-    color_option,
-    echo_text,
-    kubeconfig_option,
-    namespace_option,
-    output_option,
-    use_colour,
-)
+from sriovop.commands._options import echo_text, report_options, use_colour
 from sriovop.commands.plan import read_cluster
 from sriovop.exitcodes import NoAnswer
 
@@ -19,10 +12,7 @@ from sriovop.exitcodes import NoAnswer
 @click.command()
 @click.argument("what", type=click.Choice(["node", "policy"]))
 @click.argument("name")
-@kubeconfig_option
-@namespace_option
-@output_option
-@color_option
+@report_options
 def command(what: str, name: str, kubeconfig: str | None, namespace: str, output: str, color: str) -> None:
     """Explain, for every policy and every PF, whether it is selected and why not.
 

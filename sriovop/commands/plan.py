@@ -11,14 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sriovop.commands._options import (
-    color_option,
-    echo_text,
-    kubeconfig_option,
-    namespace_option,
-    output_option,
-    use_colour,
-)
+from sriovop.commands._options import echo_text, report_options, use_colour
 from sriovop.exitcodes import NoAnswer
 
 if TYPE_CHECKING:
@@ -48,10 +41,7 @@ def read_cluster(kubeconfig: str | None, namespace: str) -> Snapshot:
 @click.option("--filename", "-f", "files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="A YAML/JSON file of SriovNetworkNodePolicies (several documents or a List allowed); repeatable.")
 @click.option("--delete", is_flag=True, help="Plan deleting the policies in the files instead of applying them.")
-@kubeconfig_option
-@namespace_option
-@output_option
-@color_option
+@report_options
 def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namespace: str, output: str,
             color: str) -> None:
     """Show what applying (or with --delete, deleting) the policies would do, and change nothing.

@@ -7,14 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sriovop.api.v1 import consts
-from sriovop.commands._options import (
-    color_option,
-    echo_text,
-    kubeconfig_option,
-    namespace_option,
-    output_option,
-    use_colour,
-)
+from sriovop.commands._options import echo_text, report_options, use_colour
 from sriovop.exitcodes import NoAnswer
 
 if TYPE_CHECKING:
@@ -22,10 +15,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@kubeconfig_option
-@namespace_option
-@output_option
-@color_option
+@report_options
 def command(kubeconfig: str | None, namespace: str, output: str, color: str) -> None:
     """Show every node's SR-IOV state on one screen.
 

@@ -19,6 +19,7 @@ from sriovop.jsonstyle import camel_keys
 from sriovop.plan.render import render_plan
 from sriovop.status import ClusterStatus, NodeStatus, PfStatus, render_text
 from sriovop.status.drift import node_drift
+from test.support.json_keys import all_keys
 
 POLICY = """apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
@@ -110,16 +111,8 @@ def test_status_json_and_text_carry_the_drift_warnings() -> None:
     data = report.to_json()
     assert data["nodes"][0]["syncStatus"] == "Succeeded" and data["nodes"][0]["pfs"][0]["pciAddress"]
     assert data["nodes"][0]["warnings"] == warnings
-    assert not [k for k in _keys(data) if "_" in k]
+    assert not [k for k in all_keys(data) if "_" in k]
     assert "warning: pf ens1f0: mtu is 9000" in render_text(report)
-
-
-def _keys(value: object) -> set[str]:
-    if isinstance(value, dict):
-        return set(value) | {k for v in value.values() for k in _keys(v)}
-    if isinstance(value, list):
-        return {k for v in value for k in _keys(v)}
-    return set()
 
 
 def test_camel_keys() -> None:

@@ -15,6 +15,7 @@ from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import Snapshot
 from sriovop.plan.webhooks import PolicyWebhook, PolicyWebhooks
+from test.support.json_keys import all_keys
 from test.support.webhook_objects import NICS, OPERATOR_NS, intel_xxv710, policy
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "w1", "labels": {
@@ -47,14 +48,6 @@ def snapshot(current: list[dict[str, Any]], host: dict[str, Any], webhooks: Poli
     return Snapshot(namespace=OPERATOR_NS, config=CONFIG, policies=tuple(current), nodes=(NODE,),
                     states={"w1": state}, pools=(), nics=NICS, device_plugin=dict(outcome.device_plugin),
                     webhooks=webhooks, **extra)
-
-
-def _keys(value: Any) -> set[str]:
-    if isinstance(value, dict):
-        return set(value) | {k for v in value.values() for k in _keys(v)}
-    if isinstance(value, list):
-        return {k for v in value for k in _keys(v)}
-    return set()
 
 
 def test_without_a_webhook_a_would_be_denial_is_a_warning_and_the_policy_is_planned() -> None:
@@ -136,6 +129,6 @@ def test_delete_names_the_networks_and_pods_that_use_the_vanishing_resource() ->
 def test_plan_json_uses_camel_case_and_upper_case_operations() -> None:
     snap = snapshot([policy("p1", numVfs=4)], _host(4, 1500), NONE)
     plan = compute_plan(snap, [policy("p1", numVfs=8), policy("p2", numVfs=2, nicSelector={"pfNames": ["ens1f1"]})])
-    assert not {k for k in _keys(json.loads(json.dumps(plan))) if "_" in k}
+    assert not {k for k in all_keys(json.loads(json.dumps(plan))) if "_" in k}
     assert [c["operation"] for c in plan["changes"]] == ["UPDATE", "CREATE"]
     assert [p["operation"] for p in plan["admission"]["policies"]] == ["UPDATE", "CREATE"]
