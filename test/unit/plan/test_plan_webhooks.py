@@ -11,7 +11,6 @@ from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import (
     MUTATING_WEBHOOK_CONFIGURATION,
     NAMESPACE,
-    SERVICE,
     VALIDATING_WEBHOOK_CONFIGURATION,
     Kind,
 )
