@@ -15,6 +15,7 @@ must say so (allowed, a warning naming the field) and plan the nodes with them.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,12 +23,13 @@ from typing import Any
 
 import pytest
 
-from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
+from sriovop.api.v1.kinds import SRIOV_NETWORK, SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
 from sriovop.controllers.node_policy_desired import normalized
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.explain import explain
 from sriovop.plan.snapshot import read_snapshot
 from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.runtime.kinds import POD, SERVICE_ACCOUNT
 from sriovop.status import collect
 from test.support.daemon_harness import wait_for
 from test.support.plan_cluster import IOMMU, Cluster, converged, create_or_replace, plan_cluster, pol, short
@@ -73,8 +75,9 @@ WITHOUT_WEBHOOK = [
          denied={"p-b", "p-c"}, expect={"changed": ["m-a", "m-b"]}),
     Step("an empty nicSelector selects every PF", [mp("p-e", vfs=2, prio=90, res="re")], denied={"p-e"}),
     Step("a nicSelector matching no PF", [mp("p-x", pf=["ens9f9"])], denied={"p-x"}, expect={"changed": []}),
-    Step("clean up", delete=["p-a", "p-b", "p-c", "p-e", "p-x", "p-y", "p-z"]),
 ]
+#: The last step without a webhook, run by test_delete_names_the_users_of_a_vanishing_resource.
+CLEAN_UP = Step("clean up", delete=["p-a", "p-b", "p-c", "p-e", "p-x", "p-y", "p-z"])
 
 WITH_WEBHOOK = [
     Step("accepted and defaulted: no priority given, the webhook sets 99", [mp("q-a", pf=["ens1f0"], vfs=4)],
@@ -177,6 +180,36 @@ def run_step(c: Cluster, s: Step, enforced: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("index", range(len(WITHOUT_WEBHOOK)), ids=[s.name for s in WITHOUT_WEBHOOK])
 def test_without_a_policy_webhook_plan_equals_reality(modes_cluster: Cluster, index: int) -> None:
     run_step(modes_cluster, WITHOUT_WEBHOOK[index], enforced=False)
+
+
+def test_delete_names_the_users_of_a_vanishing_resource(modes_cluster: Cluster) -> None:
+    """A SriovNetwork using p-a's resource, and a pod bound to m-a requesting it: deleting every policy
+    names both. No kubelet runs the pod (it could never leave a drain), so it is removed before the
+    deletion is applied and compared with its plan."""
+    c = modes_cluster
+    with contextlib.suppress(ApiError):
+        c.client.create(SERVICE_ACCOUNT, {"metadata": {"name": "default", "namespace": c.namespace}}, c.namespace)
+    c.client.create(SRIOV_NETWORK, {"metadata": {"name": "net-a", "namespace": c.namespace},
+                                    "spec": {"resourceName": "pa", "networkNamespace": c.namespace}}, c.namespace)
+    node_a = next(n for n in c.sims if short(n) == "m-a")
+    c.client.create(POD, {"metadata": {"name": "uses-pa", "namespace": c.namespace}, "spec": {
+        "nodeName": node_a, "containers": [{"name": "c", "image": "busybox", "resources": {
+            "requests": {"openshift.io/pa": "1"}, "limits": {"openshift.io/pa": "1"}}}]}}, c.namespace)
+    try:
+        plan = compute_plan(read_snapshot(c.client, c.namespace), [mp(n) for n in CLEAN_UP.delete], delete=True)
+    finally:
+        c.client.delete(POD, "uses-pa", c.namespace, grace_period_seconds=0)
+        c.client.delete(SRIOV_NETWORK, "net-a", c.namespace)
+    rows = {short(n["name"]): {r["resourceName"]: r for r in n["resources"]["removed"]} for n in plan["nodes"]}
+    assert rows["m-a"]["pa"]["networks"] == [f"{c.namespace}/net-a"]
+    assert rows["m-a"]["pa"]["pods"] == [f"{c.namespace}/uses-pa"]
+    assert rows["m-b"]["pa"]["pods"] == []  # the pod is on m-a only
+    assert rows["m-a"]["pa"]["allocatable"]["after"] == 0 < rows["m-a"]["pa"]["allocatable"]["before"]
+    text = " ".join(next(n for n in plan["nodes"] if short(n["name"]) == "m-a")["warnings"])
+    assert "openshift.io/pa vanishes" in text and "uses-pa" in text and "net-a" in text
+    wait_for(lambda: not any(p["metadata"]["name"] == "uses-pa" for p in c.client.list(POD, c.namespace)), 60,
+             "the pod to be gone")
+    run_step(c, CLEAN_UP, enforced=False)
 
 
 def test_with_the_policy_webhook_plan_equals_reality(modes_cluster: Cluster, control_plane: Any) -> None:
