@@ -23,9 +23,14 @@ def render_plan(plan: Mapping[str, Any], colour: bool = False) -> str:
 
     lines: list[str] = []
     adm = plan["admission"]
-    for change in plan["changes"]:
-        lines.append(f"policy {change['policy']}: {change['operation']}"
-                     + ("" if change["allowed"] else " DENIED"))
+    for change, verdict in zip(plan["changes"], adm["policies"], strict=True):
+        if not change["allowed"]:
+            state = paint(" DENIED", "red")
+        elif "wouldDeny" in verdict:
+            state = paint(f" (stored although the webhook's rules refuse {verdict['wouldDeny']['field']})", "yellow")
+        else:
+            state = ""
+        lines.append(f"policy {change['policy']}: {change['operation']}{state}")
     mode = {"enforced": "a policy webhook enforces the rules",
             "none": "no policy webhook enforces the rules: the API server stores what its schema accepts",
             "refused": "a policy webhook cannot be reached and refuses every write"}.get(adm.get("mode", ""), "")

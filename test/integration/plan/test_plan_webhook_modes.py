@@ -54,7 +54,7 @@ class Step:
     delete: list[str] = field(default_factory=list)
     #: The policies the webhook would deny (without one) or denies (with one).
     denied: set[str] = field(default_factory=set)
-    #: short node -> "none" | "drain"; "changed" -> [short nodes]
+    #: short node -> "none" | "drain"; "changed" | "daemonError" -> [short nodes]
     expect: dict[str, Any] = field(default_factory=dict)
     #: (short node, PF name) -> (MTU the host ends with, kept: the spec asks lower)
     mtu: dict[tuple[str, str], tuple[int, bool]] = field(default_factory=dict)
@@ -74,6 +74,10 @@ WITHOUT_WEBHOOK = [
                                                              mp("p-c", pf=["ens1f1"], prio=40, res="rc")],
          denied={"p-b", "p-c"}, expect={"changed": ["m-a", "m-b"]}),
     Step("an empty nicSelector selects every PF", [mp("p-e", vfs=2, prio=90, res="re")], denied={"p-e"}),
+    Step("vDPA on an Intel PF in legacy mode: stored, written, and refused by the daemon",
+         [mp("p-v", pf=["ens1f1"], vfs=2, prio=10, res="rv", vdpaType="virtio")], denied={"p-v"},
+         expect={"changed": ["m-a", "m-b"], "daemonError": ["m-a", "m-b"]}),
+    Step("the vDPA policy deleted: the nodes recover", delete=["p-v"]),
     Step("a nicSelector matching no PF", [mp("p-x", pf=["ens9f9"])], denied={"p-x"}, expect={"changed": []}),
 ]
 #: The last step without a webhook, run by test_delete_names_the_users_of_a_vanishing_resource.
@@ -140,6 +144,8 @@ def run_step(c: Cluster, s: Step, enforced: bool) -> dict[str, Any]:
     for key, want in s.expect.items():
         if key == "changed":
             assert sorted(k for k, n in by_short.items() if n["changed"]) == sorted(want)
+        elif key == "daemonError":
+            assert sorted(k for k, n in by_short.items() if "vdpaType" in n.get("daemonError", "")) == want
         else:
             assert by_short[key]["disruption"] == want, by_short[key]
 
@@ -155,6 +161,11 @@ def run_step(c: Cluster, s: Step, enforced: bool) -> dict[str, Any]:
             assert normalized(stored) == normalized(verdict["storedSpec"]), (stored, verdict["storedSpec"])
     for node in plan["nodes"]:
         name = node["name"]
+        if node.get("daemonError"):  # the operator writes the spec, the daemon refuses it as planned
+            refusal = node["daemonError"].split(": ", 1)[1]
+            wait_for(lambda n=name, pn=node, r=refusal: _refused_by_daemon(c, n, pn, r), 120,
+                     f"{name} to refuse the planned spec")
+            continue
         wait_for(lambda n=name, pn=node: converged(c, n, pn), 120, f"{name} to converge on the planned spec")
         state = c.client.get(SRIOV_NETWORK_NODE_STATE, name, c.namespace)
         assert (state.get("spec") or {}).get("interfaces", []) == node["spec"]["interfaces"], name
@@ -175,6 +186,13 @@ def run_step(c: Cluster, s: Step, enforced: bool) -> dict[str, Any]:
             again = compute_plan(read_snapshot(c.client, c.namespace), given)
             assert not any(n["changed"] for n in again["nodes"]), "reapplying the same policy plans nothing"
     return plan
+
+
+def _refused_by_daemon(c: Cluster, node: str, plan_node: dict[str, Any], refusal: str) -> bool:
+    state = c.client.get(SRIOV_NETWORK_NODE_STATE, node, c.namespace)
+    status = state.get("status") or {}
+    return ((state.get("spec") or {}).get("interfaces", []) == plan_node["spec"]["interfaces"]
+            and status.get("syncStatus") == "Failed" and refusal in (status.get("lastSyncError") or ""))
 
 
 @pytest.mark.parametrize("index", range(len(WITHOUT_WEBHOOK)), ids=[s.name for s in WITHOUT_WEBHOOK])
