@@ -12,14 +12,36 @@ import importlib
 import importlib.util
 import pkgutil
 from pathlib import Path
+from typing import Any
 
 import click
 
 from sriovop import __version__, commands
+from sriovop.exitcodes import HELP_TABLE, NO_ANSWER
+
+
+class _NoAnswerUsage(click.UsageError):
+    """A click usage error that exits with NO_ANSWER (click's own is 2, `plan`'s "disruptive")."""
+
+    exit_code = NO_ANSWER
 
 
 class _LazyGroup(click.Group):
-    """A group whose subcommands are imported only when listed or invoked."""
+    """A group whose subcommands are imported only when listed or invoked, and whose usage errors (at
+    the group or in a subcommand) exit with `exitcodes.NO_ANSWER`, as the shared table says."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _NoAnswerUsage(exc.format_message(), exc.ctx) from exc
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _NoAnswerUsage(exc.format_message(), exc.ctx) from exc
 
     def _names(self) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -37,6 +59,8 @@ class _LazyGroup(click.Group):
             return super().get_command(ctx, cmd_name)
         cmd = importlib.import_module(module).command
         assert isinstance(cmd, click.Command)
+        if cmd.epilog is None:
+            cmd.epilog = HELP_TABLE
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -76,7 +100,7 @@ def command_docstring(module: str) -> str | None:
     return None
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=HELP_TABLE)
 @click.version_option(__version__, prog_name="sriovop")
 def main() -> None:
     """sriovop: turn physical NICs into SR-IOV virtual functions that pods can attach.

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+
+from sriovop.api.v1 import consts
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,3 +32,38 @@ def log_options(live: bool = False) -> Callable[[F], F]:
                             help=level_help)(func)
 
     return decorate
+
+
+namespace_option = click.option(
+    "--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE, consts.DEFAULT_OPERATOR_NAMESPACE),
+    show_default="$NAMESPACE or sriov-network-operator", help="The operator namespace.")
+
+output_option = click.option(
+    "--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="`json` for scripts: camelCase keys, as the Kubernetes API writes them (docs/cli.md lists them).")
+
+color_option = click.option(
+    "--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    help="Colour the text output: auto colours only a terminal; always also colours a pipe or a file.")
+
+
+def use_colour(choice: str) -> bool:
+    """`--color` decided: `auto` colours when standard output is a terminal (and NO_COLOR is unset)."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def echo_text(text: str, colour: bool) -> None:
+    """Print rendered text; `color=True` keeps the ANSI codes click would strip from a pipe."""
+    click.echo(text, nl=False, color=colour)
+
+
+def report_options(func: F) -> F:
+    """The flags of every command that reads the cluster and reports to people or scripts:
+    --kubeconfig, --namespace, --output, --color."""
+    for option in (color_option, output_option, namespace_option, kubeconfig_option):
+        func = option(func)
+    return func

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from pathlib import Path
 
 import click
 
+from sriovop.exitcodes import NoAnswer
+
 
 @click.command()
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=Path("/tmp/sriovop-demo"), show_default=True,
-              help="Where the control plane, simulated hosts, certificates and logs go (wiped at start).")
+              help="Where the control plane, simulated hosts, certificates and logs go (replaced at start). "
+                   "A non-empty directory that the demo did not create is refused unless --reuse.")
+@click.option("--reuse", is_flag=True, help="Use --dir even if it holds files the demo did not create.")
 @click.option("--once", is_flag=True, help="Exit after convergence instead of running until Ctrl-C.")
 @click.option("--replicas", type=click.IntRange(1, 5), default=2, show_default=True,
               help="Operator replicas (leader election picks one).")
@@ -21,7 +26,7 @@ import click
 @click.option("--least-privilege", is_flag=True,
               help="Install manifests/rbac/ and run the operator, webhook and config daemons as their own "
                    "ServiceAccount users, bound to exactly the deployment's roles (default: admin).")
-def command(directory: Path, once: bool, replicas: int, timeout: float, least_privilege: bool) -> None:
+def command(directory: Path, reuse: bool, once: bool, replicas: int, timeout: float, least_privilege: bool) -> None:
     """Run the local demo: control plane, webhook, operators, two simulated nodes, a policy and a network.
 
     It shows progress until every node reports Succeeded, prints `sriovop status`, and then keeps
@@ -29,7 +34,13 @@ def command(directory: Path, once: bool, replicas: int, timeout: float, least_pr
     running when it ends.
     """
     from sriovop.demo.runner import NS, Demo  # imported here: `sriovop demo --help` stays fast
+    from sriovop.demo.workdir import DirectoryInUse, claim
     from sriovop.logsetup import configure_logging
+
+    try:
+        claim(directory.resolve(), reuse)
+    except DirectoryInUse as exc:
+        raise NoAnswer(str(exc)) from None
 
     configure_logging("warning", "console")
     stop = threading.Event()
@@ -47,7 +58,7 @@ def command(directory: Path, once: bool, replicas: int, timeout: float, least_pr
         click.echo(f"  export KUBECONFIG={result.kubeconfig}")
         click.echo(f"  kubectl get sriovnetworknodestates -n {NS}")
         click.echo("  kubectl get network-attachment-definitions -n default demo-net -o yaml")
-        click.echo(f"  sriovop status -n {NS}")
+        click.echo(f"  {_self_command()} status -n {NS}")
         for line in result.metrics_urls:
             name, url = line.rsplit(" ", 1)
             click.echo(f"  curl -s {url}    # {name.rstrip(':')}")
@@ -62,3 +73,12 @@ def command(directory: Path, once: bool, replicas: int, timeout: float, least_pr
     finally:
         click.echo("stopping ...")
         demo.stop()
+
+
+def _self_command() -> str:
+    """How to run sriovop again as this process was run: the script's own path (`.venv/bin/sriovop` in a
+    fresh clone, where no `sriovop` is on PATH), else the interpreter with the module."""
+    script = Path(sys.argv[0])
+    if script.name == "sriovop":
+        return str(script) if script.parent != Path() else "sriovop"
+    return f"{sys.executable} -m sriovop.cli"

@@ -6,30 +6,19 @@ inside the functions: `sriovop plan --help` and `sriovop explain --help` would o
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from sriovop.api.v1 import consts
-from sriovop.commands._options import kubeconfig_option
+from sriovop.commands._options import echo_text, report_options, use_colour
+from sriovop.exitcodes import NoAnswer
 
 if TYPE_CHECKING:
     from sriovop.plan.snapshot import Snapshot
 
-namespace_option = click.option(
-    "--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE, consts.DEFAULT_OPERATOR_NAMESPACE),
-    show_default="$NAMESPACE or sriov-network-operator", help="The operator namespace.")
-output_option = click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
-                             show_default=True, help="`json` for scripts.")
-
-
-class NoPlan(click.ClickException):
-    """No plan could be made; its own exit code, so a script never reads it as "denied" or "disruptive"."""
-
-    exit_code = 3
+#: Kept for callers that name it: a plan that cannot be made exits with NO_ANSWER.
+NoPlan = NoAnswer
 
 
 def read_cluster(kubeconfig: str | None, namespace: str) -> Snapshot:
@@ -45,32 +34,34 @@ def read_cluster(kubeconfig: str | None, namespace: str) -> Snapshot:
         finally:
             client.close()
     except (ApiError, ConfigError, OSError) as exc:
-        raise NoPlan(f"cannot read the cluster: {exc}") from None
+        raise NoAnswer(f"cannot read the cluster: {exc}") from None
 
 
 @click.command()
 @click.option("--filename", "-f", "files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="A YAML/JSON file of SriovNetworkNodePolicies (several documents or a List allowed); repeatable.")
 @click.option("--delete", is_flag=True, help="Plan deleting the policies in the files instead of applying them.")
-@kubeconfig_option
-@namespace_option
-@output_option
-def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namespace: str, output: str) -> None:
+@report_options
+def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namespace: str, output: str,
+            color: str) -> None:
     """Show what applying (or with --delete, deleting) the policies would do, and change nothing.
 
-    Per node: each PF with VFs before -> after, MTU, link type, VF groups and resource names; PFs a
-    policy matches but another policy wins, and why; whether the node would be drained or rebooted
-    (the config daemon's own decision); per pool, how many nodes drain at once under maxUnavailable
-    and in how many waves; what the admission webhook would say; the device-plugin resources that
-    appear, change or disappear.
+    Per node: each PF with VFs before -> after, MTU (and "kept at" when the daemon will not lower it),
+    link type, VF groups and resource names, and what the config daemon will do to the host and why;
+    PFs a policy matches but another policy wins, and why; whether the node would be drained or
+    rebooted (the config daemon's own decision); per pool, how many nodes drain at once under
+    maxUnavailable and in how many waves; each resource's allocatable before -> after, and the
+    networks and pods that still use a resource about to vanish.
 
-    `-o json`: admission.allowed/message/warnings; nodes[] with name, changed, disruption (none, drain,
-    reboot), drainScope, and spec.interfaces exactly as the operator would write them; pools[] with
-    limit, atOnce and waves. Reads only: nothing in the cluster is changed.
+    Admission: with a policy webhook deployed, what it says (a denial stops the change). Without one
+    (enableOperatorWebhook: false), the API server stores every policy its schema accepts: what the
+    webhook would deny is a warning naming the field, and the nodes are planned with those policies.
+    A webhook that cannot be reached is reported with what its failurePolicy then does.
 
-    Exit code: 0 admissible and nothing disruptive, 1 denied, 2 at least one node drains or reboots,
-    3 no plan (unusable file, cluster unreachable).
+    Unknown fields in a file are errors that name the field and the nearest known one. Reads only:
+    nothing in the cluster is changed. `-o json` keys are documented in docs/cli.md.
     """
+    from sriovop.jsonstyle import dumps
     from sriovop.plan.compute import compute_plan
     from sriovop.plan.render import render_plan
     from sriovop.plan.snapshot import PlanInputError, load_policies
@@ -78,11 +69,12 @@ def command(files: tuple[str, ...], delete: bool, kubeconfig: str | None, namesp
     try:
         given = load_policies(files, namespace)
     except PlanInputError as exc:
-        raise NoPlan(str(exc)) from None
+        raise NoAnswer(str(exc)) from None
     snap = read_cluster(kubeconfig, namespace)
     plan = compute_plan(snap, given, delete)
     if output == "json":
-        click.echo(json.dumps(plan, indent=2))
+        click.echo(dumps(plan))
     else:
-        click.echo(render_plan(plan), nl=False)
+        colour = use_colour(color)
+        echo_text(render_plan(plan, colour=colour), colour)
     sys.exit(plan["exitCode"])

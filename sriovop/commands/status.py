@@ -2,44 +2,46 @@
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from typing import TYPE_CHECKING
 
 import click
 
 from sriovop.api.v1 import consts
-from sriovop.commands._options import kubeconfig_option
+from sriovop.commands._options import echo_text, report_options, use_colour
+from sriovop.exitcodes import NoAnswer
 
 if TYPE_CHECKING:
     from sriovop.runtime.client import Client
 
 
 @click.command()
-@kubeconfig_option
-@click.option("--namespace", "-n", default=lambda: os.environ.get(consts.ENV_NAMESPACE,
-                                                                 consts.DEFAULT_OPERATOR_NAMESPACE),
-              show_default="$NAMESPACE or sriov-network-operator", help="The operator namespace.")
-@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="`json` for scripts.")
-@click.option("--color/--no-color", default=None, help="Colour the text output (default: only on a TTY).")
-def command(kubeconfig: str | None, namespace: str, output: str, color: bool | None) -> None:
-    """Show every node's SR-IOV state on one screen."""
+@report_options
+def command(kubeconfig: str | None, namespace: str, output: str, color: str) -> None:
+    """Show every node's SR-IOV state on one screen.
+
+    Per node: sync status, drain state, last error, each PF with VFs (host -> spec), MTU and link, its
+    VF groups, and a warning for every field where the host does not match the spec, for as long as
+    it lasts.
+    """
+    from sriovop.jsonstyle import dumps
     from sriovop.runtime.client import Client  # imported here: `sriovop status --help` stays fast
-    from sriovop.runtime.config import load_config
+    from sriovop.runtime.config import ConfigError, load_config
+    from sriovop.runtime.errors import ApiError
     from sriovop.status import collect, render_text
 
-    client = Client(load_config(kubeconfig))
     try:
-        report = collect(client, namespace, _model_names(client, namespace))
-    finally:
-        client.close()
+        client = Client(load_config(kubeconfig))
+        try:
+            report = collect(client, namespace, _model_names(client, namespace))
+        finally:
+            client.close()
+    except (ApiError, ConfigError, OSError) as exc:
+        raise NoAnswer(f"cannot read the cluster: {exc}") from None
     if output == "json":
-        click.echo(json.dumps(report.to_json(), indent=2))
+        click.echo(dumps(report.to_json()))
         return
-    colour = sys.stdout.isatty() if color is None else color
-    click.echo(render_text(report, colour=colour), nl=False)
+    colour = use_colour(color)
+    echo_text(render_text(report, colour=colour), colour)
 
 
 def _model_names(client: Client, namespace: str) -> dict[tuple[str, str], str]:

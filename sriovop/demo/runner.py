@@ -24,6 +24,7 @@ from sriovop.api.v1.supportednics import supported_nic_ids_configmap
 from sriovop.demo.convergence import Convergence, NodeProgress, observe
 from sriovop.demo.identities import install_rbac, mint_identities
 from sriovop.demo.processes import ProcessGroup, wait_for_line
+from sriovop.demo.workdir import REPLACED
 from sriovop.devcluster import ControlPlane, process
 from sriovop.devcluster.bootstrap import apply_documents, install_crds, load_documents
 from sriovop.render.webhook_configs import Endpoint, operator_webhook_configs
@@ -102,7 +103,7 @@ class Demo:
     def run(self, stop: threading.Event) -> DemoResult:
         if not MANIFESTS.is_dir():
             raise RuntimeError(f"the demo needs a sriovop source checkout (no {MANIFESTS})")
-        for stale in ("cluster", "hosts", "logs", "webhook"):
+        for stale in REPLACED:
             shutil.rmtree(self.dir / stale, ignore_errors=True)
         self.procs.log_dir.mkdir(parents=True, exist_ok=True)
         self.step("building or reusing kube-apiserver and etcd (first run: several minutes)")

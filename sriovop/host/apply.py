@@ -26,7 +26,7 @@ from sriovop.host.host import Host
 from sriovop.host.ib_guids import GuidPool, vf_guid
 from sriovop.host.kargs import PCI_REALLOC
 from sriovop.host.modules import Modules, modules_for_pf
-from sriovop.host.plan import DPDK_DRIVERS, NETDEVICE, Plan, group_for, make_plan
+from sriovop.host.plan import DPDK_DRIVERS, NETDEVICE, Plan, group_for, make_plan, resulting_pf_mtu
 from sriovop.host.steps import StepHook, noop_hook
 from sriovop.host.switchdev import LEGACY, SWITCHDEV, mode_of
 from sriovop.host.sysfs import link_basename, listdir, read_int, read_str
@@ -319,7 +319,7 @@ class Applier:
         info = self.host.netlink.link(name)
         if info is None:
             raise OSError(errno_mod.ENODEV, f"PF netdev {name} not found")
-        if mtu > info.mtu:
+        if resulting_pf_mtu(mtu, info.mtu) != info.mtu:
             self._retry(lambda: self.host.netlink.set_mtu(name, mtu))
 
     def _link_up(self, name: str) -> None:

@@ -28,7 +28,7 @@ from sriovop.host.errors import ValidationError
 from sriovop.host.kargs import RDMA_ARGS
 from sriovop.host.mellanox_firmware import firmware_changes
 from sriovop.host.ovs import normalise
-from sriovop.host.plan import make_plan, needs_vfio
+from sriovop.host.plan import make_plan, needs_vfio, update_reasons
 
 #: NodeState annotation where the daemon publishes its HostFacts (JSON); read by `sriovop plan`.
 HOST_FACTS_ANNOTATION = "sriovop.io/host-facts"
@@ -126,7 +126,8 @@ def drain_reasons(spec_interfaces: Sequence[Mapping[str, Any]], status_interface
     for spec, status in plan.configure:
         pf = spec["pciAddress"]
         if pf in configured and int(status.get("numVfs") or 0) > 0:
-            reasons.append(f"pf {pf} has {status.get('numVfs')} VFs and its configuration changes")
+            why = "; ".join(update_reasons(spec, status))
+            reasons.append(f"pf {pf} has {status.get('numVfs')} VFs and its configuration changes ({why})")
     for status in plan.reset:
         pf = status["pciAddress"]
         if pf in configured and not configured[pf] and int(status.get("numVfs") or 0) > 0:

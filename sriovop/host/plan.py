@@ -41,38 +41,61 @@ def group_for(spec_iface: dict[str, Any], vf_index: int) -> dict[str, Any] | Non
     return None
 
 
-def need_to_update_sriov(spec: dict[str, Any], status: dict[str, Any]) -> bool:
-    if int(spec.get("mtu") or 0) > int(status.get("mtu") or 0):
-        return True
-    if (spec.get("eSwitchMode") or "legacy") != (status.get("eSwitchMode") or "legacy"):
-        return True
-    if int(spec.get("numVfs") or 0) != int(status.get("numVfs") or 0):
-        return True
+def resulting_pf_mtu(spec_mtu: int, host_mtu: int) -> int:
+    """The PF MTU after an apply: the daemon only raises it (as upstream's SetNetdevMTU caller does), so
+    a spec below what the PF has leaves the PF where it is until the PF is reset."""
+    return spec_mtu if spec_mtu > host_mtu else host_mtu
+
+
+def update_reasons(spec: dict[str, Any], status: dict[str, Any]) -> list[str]:
+    """Why the daemon reconfigures this PF (upstream's NeedToUpdateSriov), each naming the field; empty
+    when it leaves the PF alone. Only the first VF that differs is named."""
+    reasons: list[str] = []
+    smtu, hmtu = int(spec.get("mtu") or 0), int(status.get("mtu") or 0)
+    if smtu > hmtu:
+        reasons.append(f"mtu: {hmtu} -> {smtu}")
+    smode, hmode = spec.get("eSwitchMode") or "legacy", status.get("eSwitchMode") or "legacy"
+    if smode != hmode:
+        reasons.append(f"eSwitchMode: {hmode} -> {smode}")
+    svfs, hvfs = int(spec.get("numVfs") or 0), int(status.get("numVfs") or 0)
+    if svfs != hvfs:
+        reasons.append(f"numVfs: {hvfs} -> {svfs}")
     if status.get("linkAdminState") == "down":
-        return True
-    if int(spec.get("numVfs") or 0) == 0:
-        return False
+        reasons.append("linkAdminState: down (the daemon brings it up)")
+    if reasons or svfs == 0:
+        return reasons
     for vf in status.get("Vfs") or []:
-        group = group_for(spec, int(vf["vfID"]))
-        if group is None:
-            continue
-        driver = vf.get("driver") or ""
-        device_type = group.get("deviceType") or NETDEVICE
-        if not driver:
-            return True
-        if device_type == NETDEVICE:
-            if driver in DPDK_DRIVERS:
-                return True
-        elif driver != device_type:
-            return True
-        gmtu, vmtu = int(group.get("mtu") or 0), int(vf.get("mtu") or 0)
-        if device_type == NETDEVICE and gmtu and vmtu and gmtu != vmtu:
-            return True
-        if spec.get("externallyManaged"):
-            return True
-        if (group.get("vdpaType") or "") != (vf.get("vdpaType") or ""):
-            return True
-    return False
+        why = _vf_update_reason(spec, vf)
+        if why:
+            return [f"VF {vf.get('vfID')} {why}"]
+    return []
+
+
+def _vf_update_reason(spec: dict[str, Any], vf: dict[str, Any]) -> str:
+    group = group_for(spec, int(vf["vfID"]))
+    if group is None:
+        return ""
+    driver = vf.get("driver") or ""
+    device_type = group.get("deviceType") or NETDEVICE
+    if not driver:
+        return "has no driver"
+    if device_type == NETDEVICE:
+        if driver in DPDK_DRIVERS:
+            return f"deviceType: driver {driver} -> a netdevice driver"
+    elif driver != device_type:
+        return f"deviceType: driver {driver} -> {device_type}"
+    gmtu, vmtu = int(group.get("mtu") or 0), int(vf.get("mtu") or 0)
+    if device_type == NETDEVICE and gmtu and vmtu and gmtu != vmtu:
+        return f"mtu: {vmtu} -> {gmtu}"
+    if spec.get("externallyManaged"):
+        return "externallyManaged: the daemon configures the VFs of an externally managed PF on every apply"
+    if (group.get("vdpaType") or "") != (vf.get("vdpaType") or ""):
+        return f"vdpaType: {vf.get('vdpaType') or '-'} -> {group.get('vdpaType') or '-'}"
+    return ""
+
+
+def need_to_update_sriov(spec: dict[str, Any], status: dict[str, Any]) -> bool:
+    return bool(update_reasons(spec, status))
 
 
 @dataclass

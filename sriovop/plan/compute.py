@@ -1,9 +1,7 @@
 """`sriovop plan`: what applying (or deleting) some policies would do, computed with the deciding code.
 
-- admission: the API server's schema check and defaults, the mutating webhook's defaults (when the
-  operator webhook is enabled), then the validating webhook's `validate_policy`, policy by policy in
-  file order, each judged against the cluster plus the policies admitted before it (as `kubectl apply`
-  sends them);
+- admission (`sriovop.plan.admission`): the API server's schema and defaults, then the shared policy
+  rules, which deny only when a validating webhook enforces them and are warnings otherwise;
 - NodeState specs and the device-plugin ConfigMap: `node_policy_desired.sync_outcome`, the functions
   the operator's sync writes with, before and after the change;
 - disruption: `host.decision.decide_node`, the daemon's own drain/reboot decision (its plugins' rules:
@@ -14,94 +12,27 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sriovop.api.v1 import consts
-from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
-from sriovop.api.v1.policydefaults import apply_policy_defaults
-from sriovop.api.v1.schema.defaults import apply_defaults
-from sriovop.api.v1.schema.validate import validate_object
 from sriovop.controllers.drain.states import is_full_drain
-from sriovop.controllers.node_policy_desired import NodeOutcome, normalized, status_interfaces, sync_outcome
+from sriovop.controllers.node_policy_desired import normalized, status_interfaces, sync_outcome
 from sriovop.controllers.pool_config import PoolLookupError, find_node_pool
 from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts, decide_node
 from sriovop.host.errors import HostError
+from sriovop.plan.admission import admit
+from sriovop.plan.pfs import pf_rows, pf_warnings
+from sriovop.plan.resources import resource_changes, resource_users
 from sriovop.plan.selection import TAKEN, node_verdicts
-from sriovop.plan.snapshot import Snapshot
-from sriovop.webhook.admission import AdmissionRequest
-from sriovop.webhook.cluster_view import StaticClusterView
-from sriovop.webhook.settings import WebhookSettings
-from sriovop.webhook.validate_policy import validate_policy
+from sriovop.plan.snapshot import Snapshot, pod_resources
 
 Obj = Mapping[str, Any]
 
 EXIT_OK = 0
 EXIT_DENIED = 1
 EXIT_DISRUPTIVE = 2
-
-
-@dataclass
-class PolicyAdmission:
-    policy: str
-    operation: str
-    allowed: bool
-    message: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-
-def admitted_object(policy: Obj, snap: Snapshot) -> dict[str, Any]:
-    """The policy as it would be stored: CRD defaults, then the mutating webhook's when it runs."""
-    obj = copy.deepcopy(dict(policy))
-    obj.setdefault("spec", {})
-    apply_defaults(SRIOV_NETWORK_NODE_POLICY, obj)
-    if snap.webhook_enabled:
-        apply_policy_defaults(obj)
-    return obj
-
-
-def admit(snap: Snapshot, given: Sequence[Obj], delete: bool) -> tuple[list[PolicyAdmission], list[Obj]]:
-    """Each given policy judged in order; returns the verdicts and the policies the cluster ends with."""
-    current = {p["metadata"]["name"]: p for p in snap.policies}
-    settings = WebhookSettings(namespace=snap.namespace)
-    verdicts: list[PolicyAdmission] = []
-    for raw in given:
-        name = raw["metadata"]["name"]
-        old = current.get(name)
-        if delete:
-            if old is None:
-                verdicts.append(PolicyAdmission(name, "DELETE", True, warnings=[
-                    f"policy {name} does not exist: nothing to delete"]))
-                continue
-            obj, operation = None, "DELETE"
-        else:
-            obj = admitted_object(raw, snap)
-            operation = "UPDATE" if old is not None else "CREATE"
-            errors = validate_object(SRIOV_NETWORK_NODE_POLICY, obj)
-            if errors:
-                verdicts.append(PolicyAdmission(name, operation, False, "the API server rejects it: " + "; ".join(
-                    str(e) for e in errors)))
-                continue
-        request = AdmissionRequest(uid="plan", kind=SRIOV_NETWORK_NODE_POLICY.kind,
-                                   group=SRIOV_NETWORK_NODE_POLICY.group, resource="sriovnetworknodepolicies",
-                                   operation=operation, name=name, namespace=snap.namespace, obj=obj,
-                                   old_obj=dict(old) if old else None, dry_run=True)
-        view = StaticClusterView(nodes=[dict(n) for n in snap.nodes],
-                                 node_states=[dict(s) for s in snap.states.values()],
-                                 policies=[dict(p) for p in current.values()], nics=snap.nics)
-        verdict = validate_policy(request, view, settings)
-        verdicts.append(PolicyAdmission(name, operation, verdict.allowed, verdict.message, list(verdict.warnings)))
-        if not verdict.allowed:
-            continue
-        if obj is None:
-            current.pop(name, None)
-        else:
-            current[name] = obj
-    return verdicts, list(current.values())
 
 
 def host_facts(state: Obj | None) -> tuple[HostFacts, str]:
@@ -127,59 +58,13 @@ def drain_scope(drain: bool, reboot: bool) -> str:
     return "all-pods" if is_full_drain(consts.REBOOT_REQUIRED if reboot else consts.DRAIN_REQUIRED) else "sriov-pods"
 
 
-def _resources(data: str | None) -> dict[str, dict[str, Any]]:
-    if not data:
-        return {}
-    try:
-        entries = json.loads(data).get("resourceList") or []
-    except (ValueError, AttributeError):
-        return {}
-    return {str(e.get("resourceName")): e.get("selectors") or {} for e in entries if isinstance(e, dict)}
-
-
-def resource_changes(before: str | None, after: str | None) -> dict[str, list[str]]:
-    old, new = _resources(before), _resources(after)
-    return {"added": sorted(set(new) - set(old)), "removed": sorted(set(old) - set(new)),
-            "changed": sorted(r for r in set(old) & set(new) if old[r] != new[r])}
-
-
-def _pf_rows(outcome: NodeOutcome) -> list[dict[str, Any]]:
-    status = {str(i.get("pciAddress")): i for i in status_interfaces(outcome.state)}
-    before = {str(i.get("pciAddress")): i for i in ((outcome.state or {}).get("spec") or {}).get("interfaces") or []}
-    rows: list[dict[str, Any]] = []
-    after = list(outcome.spec.get("interfaces") or [])
-    for iface in after:
-        pci = str(iface.get("pciAddress"))
-        st, old = status.get(pci) or {}, before.get(pci) or {}
-        rows.append({
-            "pciAddress": pci, "name": iface.get("name") or st.get("name") or "",
-            "numVfs": {"before": int(old.get("numVfs") or 0), "after": int(iface.get("numVfs") or 0),
-                       "host": int(st.get("numVfs") or 0)},
-            "mtu": {"before": int(old.get("mtu") or 0), "after": int(iface.get("mtu") or 0)},
-            "linkType": iface.get("linkType") or "", "eSwitchMode": iface.get("eSwitchMode") or "",
-            "vfGroups": [dict(g) for g in iface.get("vfGroups") or []],
-            "action": "unchanged" if normalized(old) == normalized(iface) else "configure" if old else "add",
-        })
-    wanted = {str(i.get("pciAddress")) for i in after}
-    for pci, old in before.items():
-        if pci not in wanted:
-            rows.append({"pciAddress": pci, "name": old.get("name") or (status.get(pci) or {}).get("name") or "",
-                         "numVfs": {"before": int(old.get("numVfs") or 0), "after": 0,
-                                    "host": int((status.get(pci) or {}).get("numVfs") or 0)},
-                         "mtu": {"before": int(old.get("mtu") or 0), "after": 0}, "linkType": "", "eSwitchMode": "",
-                         "vfGroups": [], "action": "reset"})
-    return rows
-
-
 def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> dict[str, Any]:
     verdicts, final = admit(snap, given, delete)
     allowed = all(v.allowed for v in verdicts)
     after = sync_outcome(snap.config, final, snap.nodes, snap.states, snap.pools, snap.nics)
     given_names = {p["metadata"]["name"] for p in given}
     notes = list(snap.notes)
-    if not snap.webhook_enabled:
-        notes.append("no admission webhook for policies is deployed: its defaults are not applied and nothing "
-                     "is denied; the admission result is what it would say")
+    mode = _admission_mode(snap)
     nodes: list[dict[str, Any]] = []
     for outcome in after.nodes:
         state = outcome.state
@@ -212,14 +97,24 @@ def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> 
                 entry["drainReasons"] = list(result.drain_reasons)
                 entry["missingKernelArgs"] = list(result.missing_kernel_args)
                 entry["rebootReasons"] = list(result.reboot_reasons)
-        entry["pfs"] = _pf_rows(outcome)
+        entry["pfs"] = pf_rows(outcome)
+        entry["warnings"] = pf_warnings(entry["pfs"])
         verdicts_here = node_verdicts(after.policies, outcome.node, status_interfaces(state),
                                       entry["spec"]["interfaces"], snap.nics)
         entry["selection"] = [v.to_json() for v in verdicts_here
                               if v.policy in given_names and v.field != "nodeSelector"]
         entry["contested"] = [v.to_json() for v in verdicts_here if v.result == TAKEN]
-        entry["resources"] = resource_changes(snap.device_plugin.get(outcome.name),
-                                              after.device_plugin.get(outcome.name))
+        entry["resources"] = resource_changes(
+            snap.device_plugin.get(outcome.name), after.device_plugin.get(outcome.name),
+            current.get("interfaces") or [], entry["spec"]["interfaces"], outcome.node, snap.resource_prefix)
+        for row in entry["resources"]["removed"]:
+            row.update(resource_users(row["resourceName"], outcome.name, snap.networks, snap.pods, pod_resources,
+                                      snap.resource_prefix))
+            if row["networks"] or row["pods"]:
+                entry["warnings"].append(
+                    f"resource {snap.resource_prefix}/{row['resourceName']} vanishes from this node; still used by "
+                    + "; ".join(f"{what} {', '.join(names)}" for what, names in (
+                        ("networks", row["networks"]), ("pods", row["pods"])) if names))
         entry["devicePluginConfig"] = after.device_plugin.get(outcome.name, "")
         nodes.append(entry)
     pools = _pools(snap, nodes)
@@ -228,10 +123,11 @@ def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> 
     denied = [v for v in verdicts if not v.allowed]
     return {
         "namespace": snap.namespace,
-        "changes": [{"policy": v.policy, "operation": v.operation.lower(), "allowed": v.allowed} for v in verdicts],
-        "admission": {"allowed": allowed, "message": "; ".join(v.message for v in denied),
+        "changes": [{"policy": v.policy, "operation": v.operation, "allowed": v.allowed} for v in verdicts],
+        "admission": {"mode": mode, "allowed": allowed, "message": "; ".join(v.message for v in denied),
                       "warnings": [w for v in verdicts for w in v.warnings],
-                      "policies": [v.__dict__ for v in verdicts]},
+                      "policies": [v.to_json() for v in verdicts],
+                      "webhooks": [h.to_json() for h in (snap.webhooks.hooks if snap.webhooks else ())]},
         "nodes": nodes,
         "pools": pools,
         "errors": after.errors,
@@ -239,6 +135,15 @@ def compute_plan(snap: Snapshot, given: Sequence[Obj], delete: bool = False) -> 
         "notes": notes,
         "exitCode": exit_code,
     }
+
+
+def _admission_mode(snap: Snapshot) -> str:
+    """`enforced`: a validating webhook answers for policies and its denials stop a change;
+    `refused`: one cannot be reached and its failurePolicy Fail refuses every write; `none`: nothing
+    enforces the rules (no webhook, or an unreachable one with failurePolicy Ignore)."""
+    if snap.webhooks is not None and snap.webhooks.refuses_writes():
+        return "refused"
+    return "enforced" if snap.rules_enforced else "none"
 
 
 def _pools(snap: Snapshot, nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

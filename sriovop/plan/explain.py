@@ -13,6 +13,7 @@ from sriovop.host.decision import missing_kernel_args
 from sriovop.plan.compute import host_facts
 from sriovop.plan.selection import node_verdicts
 from sriovop.plan.snapshot import Snapshot
+from sriovop.status.drift import node_drift
 
 Obj = Mapping[str, Any]
 
@@ -40,6 +41,7 @@ def _node_entry(snap: Snapshot, outcome: NodeOutcome, ordered: list[Obj], policy
         "missingKernelArgs": missing_kernel_args((state.get("spec") or {}).get("interfaces") or [], facts),
         "pfs": [],
         "unselected": [],
+        "warnings": node_drift(list((state.get("spec") or {}).get("interfaces") or []), list(ifaces)),
     }
     if note:
         entry["factsNote"] = note

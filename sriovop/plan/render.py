@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import click
+
 from sriovop.api.v1 import consts
+from sriovop.exitcodes import EXIT_MEANINGS
 
 
 def _groups(groups: list[Mapping[str, Any]]) -> str:
@@ -14,14 +17,30 @@ def _groups(groups: list[Mapping[str, Any]]) -> str:
                      for g in groups) or "-"
 
 
-def render_plan(plan: Mapping[str, Any]) -> str:
+def render_plan(plan: Mapping[str, Any], colour: bool = False) -> str:
+    def paint(text: str, fg: str) -> str:
+        return click.style(text, fg=fg) if colour else text
+
     lines: list[str] = []
     adm = plan["admission"]
-    for change in plan["changes"]:
-        lines.append(f"policy {change['policy']}: {change['operation']}"
-                     + ("" if change["allowed"] else " DENIED"))
-    lines.append("admission: " + ("allowed" if adm["allowed"] else f"DENIED: {adm['message']}"))
-    lines.extend(f"  warning: {w}" for w in adm["warnings"])
+    for change, verdict in zip(plan["changes"], adm["policies"], strict=True):
+        if not change["allowed"]:
+            state = paint(" DENIED", "red")
+        elif "wouldDeny" in verdict:
+            state = paint(f" (stored although the webhook's rules refuse {verdict['wouldDeny']['field']})", "yellow")
+        else:
+            state = ""
+        lines.append(f"policy {change['policy']}: {change['operation']}{state}")
+    mode = {"enforced": "a policy webhook enforces the rules",
+            "none": "no policy webhook enforces the rules: the API server stores what its schema accepts",
+            "refused": "a policy webhook cannot be reached and refuses every write"}.get(adm.get("mode", ""), "")
+    lines.append("admission: " + (paint("allowed", "green") if adm["allowed"]
+                                  else paint(f"DENIED: {adm['message']}", "red")) + (f" ({mode})" if mode else ""))
+    lines.extend(paint(f"  warning: {w}", "yellow") for w in adm["warnings"])
+    for hook in adm.get("webhooks") or []:
+        if not hook["reachable"]:
+            lines.append(paint(f"  webhook {hook['name']} ({hook['configuration']}) unreachable: {hook['problem']}; "
+                               f"{hook['whenUnreachable']}", "red"))
     for node in plan["nodes"]:
         scope = {"sriov-pods": " (evicts the pods using SR-IOV resources)", "all-pods": " (evicts every pod)"}.get(
             node.get("drainScope", ""), "")
@@ -33,6 +52,7 @@ def render_plan(plan: Mapping[str, Any]) -> str:
         for key in ("note", "error", "daemonError", "factsNote", "poolError"):
             if node.get(key):
                 lines.append(f"  {key}: {node[key]}")
+        lines.extend(paint(f"  warning: {w}", "yellow") for w in node.get("warnings") or [])
         for reason in node.get("drainReasons") or []:
             lines.append(f"  drain: {reason}")
         if node.get("missingKernelArgs"):
@@ -43,10 +63,14 @@ def render_plan(plan: Mapping[str, Any]) -> str:
             if pf["action"] == "unchanged" and not node["changed"]:
                 continue
             vfs, mtu = pf["numVfs"], pf["mtu"]
+            mtu_text = (f"MTU kept at {mtu['result']} (spec {mtu['before'] or '-'} -> {mtu['after']})"
+                        if mtu.get("kept") else f"MTU {mtu['before'] or '-'} -> {mtu['after'] or '-'}")
             lines.append(f"  pf {pf['name'] or '?'} {pf['pciAddress']}: {pf['action']}; VFs {vfs['before']} -> "
-                         f"{vfs['after']} (host has {vfs['host']}), MTU {mtu['before'] or '-'} -> {mtu['after'] or '-'}"
+                         f"{vfs['after']} (host has {vfs['host']}), {mtu_text}"
                          + (f", linkType {pf['linkType']}" if pf["linkType"] else "")
                          + (f", eSwitchMode {pf['eSwitchMode']}" if pf["eSwitchMode"] else ""))
+            if pf.get("hostReasons"):
+                lines.append(f"    daemon: {pf['hostAction']}: {'; '.join(pf['hostReasons'])}")
             if pf["vfGroups"]:
                 lines.append(f"    groups: {_groups(pf['vfGroups'])}")
         for v in node["selection"]:
@@ -57,8 +81,12 @@ def render_plan(plan: Mapping[str, Any]) -> str:
                 lines.append(f"  {v['policy']} on {v['pf']}: {v['reason']}")
         res = node["resources"]
         for kind in ("added", "changed", "removed"):
-            if res[kind]:
-                lines.append(f"  device-plugin resources {kind}: {', '.join(res[kind])}")
+            for row in res[kind]:
+                count = row["allocatable"]
+                reported = f", the node reports {count['reported']}" if "reported" in count else ""
+                selectors = ", device-plugin selectors change" if row.get("selectorsChanged") else ""
+                lines.append(f"  resource {row['resourceName']} {kind}: allocatable {count['before']} -> "
+                             f"{count['after']}{reported}{selectors}")
     if plan["pools"]:
         lines.append("")
     for pool in plan["pools"]:
@@ -72,20 +100,22 @@ def render_plan(plan: Mapping[str, Any]) -> str:
         lines.append(f"operator error: {err}")
     for note in plan["notes"]:
         lines.append(f"note: {note}")
-    lines.append(f"exit code {plan['exitCode']}: " + {0: "admissible, nothing disruptive",
-                                                       1: "would be denied",
-                                                       2: "would drain or reboot"}[plan["exitCode"]])
+    lines.append(f"exit code {plan['exitCode']}: " + EXIT_MEANINGS[plan["exitCode"]])
     return "\n".join(lines) + "\n"
 
 
-def render_explain(report: Mapping[str, Any]) -> str:
+def render_explain(report: Mapping[str, Any], colour: bool = False) -> str:
+    def paint(text: str, fg: str) -> str:
+        return click.style(text, fg=fg) if colour else text
+
     lines: list[str] = []
     for node in report["nodes"]:
         lines.append(f"node {node['name']}: sync {node['syncStatus'] or '-'}, drain desired "
                      f"{node['drain']['desired'] or '-'} current {node['drain']['current'] or '-'}"
                      + (", cordoned" if node["drain"]["unschedulable"] else ""))
         if node.get("lastSyncError"):
-            lines.append(f"  last error: {node['lastSyncError']}")
+            lines.append(paint(f"  last error: {node['lastSyncError']}", "red"))
+        lines.extend(paint(f"  warning: {w}", "yellow") for w in node.get("warnings") or [])
         if node.get("missingKernelArgs"):
             lines.append("  kernel arguments missing (reboot): " + " ".join(node["missingKernelArgs"]))
         for key in ("note", "factsNote"):

@@ -18,9 +18,10 @@ from sriovop.api.v1.policydefaults import policy_priority
 from sriovop.api.v1.selectors import policy_selects_node
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.controllers.node_policy_apply import PolicyError, vf_group, vf_ranges_overlap
-from sriovop.webhook.admission import Denied
-from sriovop.webhook.policy_dynamic import check_interface, interface_unselected_reason
-from sriovop.webhook.policy_spec import parse_policy_leniently
+from sriovop.jsonstyle import camel
+from sriovop.policyrules.denied import Denied
+from sriovop.policyrules.dynamic import check_interface, interface_unselected_reason
+from sriovop.policyrules.spec import parse_policy_leniently
 
 Obj = Mapping[str, Any]
 
@@ -44,7 +45,7 @@ class PfVerdict:
     winner: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in ("", None)}
+        return {camel(k): v for k, v in asdict(self).items() if v not in ("", None)}
 
 
 _MISMATCH_FIELDS = (("selector vendor", "vendor"), ("selector deviceID", "deviceID"),

@@ -7,6 +7,7 @@ later work is pure functions over this snapshot.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,15 +17,19 @@ import yaml
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import (
+    SRIOV_IB_NETWORK,
+    SRIOV_NETWORK,
     SRIOV_NETWORK_NODE_POLICY,
     SRIOV_NETWORK_NODE_STATE,
     SRIOV_NETWORK_POOL_CONFIG,
     SRIOV_OPERATOR_CONFIG,
 )
+from sriovop.api.v1.schema.validate import validate_object
 from sriovop.api.v1.supportednics import SupportedNics, default_supported_nics
+from sriovop.plan.webhooks import Connector, PolicyWebhooks, read_policy_webhooks, tcp_connect
 from sriovop.runtime.client import Reader
 from sriovop.runtime.errors import ApiError, NotFound
-from sriovop.runtime.kinds import CONFIG_MAP, MUTATING_WEBHOOK_CONFIGURATION, NODE
+from sriovop.runtime.kinds import CONFIG_MAP, NODE, POD
 from sriovop.runtime.objects import thaw
 
 Obj = Mapping[str, Any]
@@ -45,8 +50,12 @@ class Snapshot:
     nics: SupportedNics
     device_plugin: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    #: A MutatingWebhookConfiguration for policies exists (None: not allowed to list them).
-    mutating_webhook: bool | None = None
+    #: The webhooks the API server calls for policy writes (None: not read).
+    webhooks: PolicyWebhooks | None = None
+    #: SriovNetworks and SriovIBNetworks of every namespace, and the pods that request SR-IOV resources.
+    networks: tuple[Obj, ...] = ()
+    pods: tuple[Obj, ...] = ()
+    resource_prefix: str = consts.DEFAULT_RESOURCE_PREFIX
 
     def with_policies(self, policies: Iterable[Obj]) -> Snapshot:
         return replace(self, policies=tuple(policies))
@@ -54,25 +63,63 @@ class Snapshot:
     def policy(self, name: str) -> Obj | None:
         return next((p for p in self.policies if p["metadata"]["name"] == name), None)
 
-    @property
-    def webhook_enabled(self) -> bool:
-        """Whether the policy-defaulting webhook runs: a MutatingWebhookConfiguration for policies exists
-        (the operator's, or one deployed by hand); when that cannot be listed, enableOperatorWebhook."""
-        if self.mutating_webhook is not None:
-            return self.mutating_webhook
+    def _guess(self) -> bool:
         return bool((self.config.get("spec") or {}).get("enableOperatorWebhook"))
 
+    @property
+    def defaults_applied(self) -> bool:
+        """The mutating webhook defaults every stored policy (an answering configuration covers them;
+        when the configurations cannot be listed, enableOperatorWebhook)."""
+        if self.webhooks is None or not self.webhooks.listed:
+            return self._guess()
+        return self.webhooks.runs("mutating")
 
-def _mutates_policies(client: Reader) -> bool | None:
+    @property
+    def rules_enforced(self) -> bool:
+        """The validating webhook judges every policy write: its denials stop the change."""
+        if self.webhooks is None or not self.webhooks.listed:
+            return self._guess()
+        return self.webhooks.runs("validating")
+
+
+def _sriov_pods(client: Reader, prefix: str) -> tuple[Obj, ...]:
+    """Pods not yet finished that request a `prefix/...` resource (they hold VFs, or will)."""
     try:
-        configs = client.list(MUTATING_WEBHOOK_CONFIGURATION)
+        pods = client.list(POD)
     except ApiError:
-        return None
-    return any(SRIOV_NETWORK_NODE_POLICY.plural in (rule.get("resources") or [])
-               for cfg in configs for hook in cfg.get("webhooks") or [] for rule in hook.get("rules") or [])
+        return ()
+    out = []
+    for pod in pods:
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        if pod_resources(pod, prefix):
+            out.append(thaw(pod))
+    return tuple(out)
 
 
-def read_snapshot(client: Reader, namespace: str) -> Snapshot:
+def pod_resources(pod: Obj, prefix: str) -> set[str]:
+    """The `prefix/<name>` resources a pod's containers request or limit, as bare names."""
+    names: set[str] = set()
+    spec = pod.get("spec") or {}
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        res = container.get("resources") or {}
+        for key in [*(res.get("requests") or {}), *(res.get("limits") or {})]:
+            if str(key).startswith(prefix + "/"):
+                names.add(str(key)[len(prefix) + 1:])
+    return names
+
+
+def _networks(client: Reader) -> tuple[Obj, ...]:
+    out: list[Obj] = []
+    for kind in (SRIOV_NETWORK, SRIOV_IB_NETWORK):
+        try:
+            out.extend(thaw(n) for n in client.list(kind))
+        except ApiError:
+            continue
+    return tuple(out)
+
+
+def read_snapshot(client: Reader, namespace: str, connect: Connector = tcp_connect) -> Snapshot:
     notes: list[str] = []
     try:
         config: Obj = thaw(client.get(SRIOV_OPERATOR_CONFIG, consts.DEFAULT_CONFIG_NAME, namespace))
@@ -91,12 +138,15 @@ def read_snapshot(client: Reader, namespace: str) -> Snapshot:
     except NotFound:
         device_plugin = {}
     states = {s["metadata"]["name"]: thaw(s) for s in client.list(SRIOV_NETWORK_NODE_STATE, namespace)}
+    webhooks = read_policy_webhooks(client, namespace, connect)
+    prefix = os.environ.get(consts.ENV_RESOURCE_PREFIX) or consts.DEFAULT_RESOURCE_PREFIX
     return Snapshot(
         namespace=namespace, config=config,
         policies=tuple(thaw(p) for p in client.list(SRIOV_NETWORK_NODE_POLICY, namespace)),
         nodes=tuple(thaw(n) for n in client.list(NODE)), states=states,
         pools=tuple(thaw(p) for p in client.list(SRIOV_NETWORK_POOL_CONFIG, namespace)),
-        nics=nics, device_plugin=device_plugin, notes=tuple(notes), mutating_webhook=_mutates_policies(client))
+        nics=nics, device_plugin=device_plugin, notes=tuple(notes + list(webhooks.notes)), webhooks=webhooks,
+        networks=_networks(client), pods=_sriov_pods(client, prefix), resource_prefix=prefix)
 
 
 def load_policies(paths: Iterable[str | Path], namespace: str) -> list[dict[str, Any]]:
@@ -136,6 +186,11 @@ def _policy(item: Any, where: str, namespace: str) -> dict[str, Any]:
     meta = item.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         raise PlanInputError(f"{where}: metadata.name is required")
+    errors = validate_object(SRIOV_NETWORK_NODE_POLICY, item, unknown_fields=True)
+    unknown = [e for e in errors if e.reason == "Unknown"]
+    if unknown:
+        raise PlanInputError(f"{where} (policy {meta['name']}): " + "; ".join(e.message for e in unknown)
+                             + ": the API server's strict field validation refuses unknown fields")
     policy = copy.deepcopy(item)
     policy["metadata"].setdefault("namespace", namespace)
     if policy["metadata"]["namespace"] != namespace:

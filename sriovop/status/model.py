@@ -12,9 +12,11 @@ from typing import Any
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
+from sriovop.jsonstyle import camel_keys
 from sriovop.runtime.client import Reader
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import NODE
+from sriovop.status.drift import node_drift
 
 _VENDORS = {consts.VENDOR_INTEL: "Intel", consts.VENDOR_MELLANOX: "Mellanox"}
 
@@ -50,6 +52,8 @@ class NodeStatus:
     unschedulable: bool
     last_sync_error: str
     pfs: list[PfStatus] = field(default_factory=list)
+    #: Each field where the host does not match the spec (`sriovop.status.drift`).
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,9 @@ class ClusterStatus:
     nodes: list[NodeStatus]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """camelCase keys, as every `-o json` of sriovop (`sriovop.jsonstyle`)."""
+        out: dict[str, Any] = camel_keys(asdict(self))
+        return out
 
     @property
     def converged(self) -> bool:
@@ -127,5 +133,6 @@ def collect(
             drain_current=str(annotations.get(consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT, "")),
             node_state_annotation=node_annotation, unschedulable=unschedulable,
             last_sync_error=str(status.get("lastSyncError") or ""), pfs=pfs,
+            warnings=node_drift(list(spec.get("interfaces") or []), list(status.get("interfaces") or [])),
         ))
     return ClusterStatus(namespace=namespace, nodes=nodes)

@@ -36,6 +36,7 @@ def render_text(report: ClusterStatus, colour: bool = False) -> str:
         lines.append(_node_header(node, colour))
         if node.last_sync_error:
             lines.append("  " + _paint(f"last error: {node.last_sync_error}", "red", colour))
+        lines.extend("  " + _paint(f"warning: {w}", "yellow", colour) for w in node.warnings)
         if not node.pfs:
             lines.append("  (no SR-IOV capable interfaces reported yet)")
         else:

@@ -11,21 +11,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sriovop.policyrules.denied import Denied
+
+__all__ = ["AdmissionRequest", "BadReview", "Denied", "Verdict", "parse_review", "review_response"]
+
 REVIEW_API_VERSION = "admission.k8s.io/v1"
 OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class BadReview(ValueError):
     """The HTTP body is not an AdmissionReview this server can answer (→ 400)."""
-
-
-class Denied(Exception):
-    """A rule rejected the object: `field` is the JSON path of the offending field, `reason` why."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,5 @@
-"""What the webhook reads from the cluster, behind one small protocol.
-
-Rules receive a `ClusterView`, never a client: the server plugs in a live or cached view, the unit
-tests and the benchmark an in-memory one, and the rules cannot tell the difference.
-"""
+"""The webhook's live view of the cluster; the protocol and the in-memory view are the policy
+rules' (`sriovop.policyrules.view`) and are re-exported here for the webhook's callers."""
 
 from __future__ import annotations
 
@@ -17,109 +14,23 @@ import structlog
 from sriovop.api.v1 import consts, kinds
 from sriovop.api.v1.selectors import node_selector_matches as node_selected
 from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.policyrules.view import (
+    ClusterView,
+    StaticClusterView,
+    label_index,
+    label_pairs,
+    object_labels,
+    select_indexed,
+)
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.errors import ApiError, NotFound
-from sriovop.runtime.objects import freeze
+
+__all__ = ["ClientClusterView", "ClusterView", "StaticClusterView", "SupportedNicSource", "configmap_fetcher",
+           "label_index", "label_pairs", "label_selector_string", "select_indexed"]
 
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
-
-
-class ClusterView(Protocol):
-    def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
-        """Nodes whose labels contain every key/value of `selector`."""
-
-    def node_states(self) -> Sequence[Obj]:
-        """SriovNetworkNodeStates in the operator namespace."""
-
-    def node_states_by_name(self) -> Mapping[str, Obj]:
-        """The same NodeStates keyed by name; a cache answers lookups without building a dict."""
-
-    def fresh(self) -> None:
-        """Return once the view reflects every write the API server committed before the call (a no-op
-        for views that read live or hold a fixed snapshot). Raises TimeoutError when it cannot."""
-
-    def policies(self) -> Sequence[Obj]:
-        """SriovNetworkNodePolicies in the operator namespace."""
-
-    def network_attachment_definition(self, namespace: str, name: str) -> Obj | None:
-        """The NAD, or None when it does not exist."""
-
-    def supported_nics(self) -> SupportedNics: ...
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, dict) else None
-    return labels if isinstance(labels, dict) else {}
-
-
-def label_pairs(node: Mapping[str, Any]) -> list[str]:
-    """A Node's labels as `key=value` strings: the index that answers a nodeSelector without a scan."""
-    return [f"{k}={v}" for k, v in _labels(node).items()]
-
-
-def label_index(nodes: Sequence[Obj]) -> dict[str, list[Obj]]:
-    index: dict[str, list[Obj]] = {}
-    for node in nodes:
-        for pair in label_pairs(node):
-            index.setdefault(pair, []).append(node)
-    return index
-
-
-def select_indexed(selector: Mapping[str, str], by_pairs: Callable[[list[str]], Sequence[Obj]]) -> list[Obj]:
-    """Nodes matching `selector`: `by_pairs` answers from a `key=value` index with (at least) the nodes
-    indexed under every pair (all nodes for none), filtered by the full selector (the same decision as
-    `node_selector_matches`, so an index can only speed it up)."""
-    candidates = by_pairs([f"{k}={v}" for k, v in selector.items()])
-    return [n for n in candidates if node_selected(selector, _labels(n))]
-
-
-class StaticClusterView:
-    """A fixed snapshot: unit tests, the benchmark, and anything else that already holds the objects.
-
-    Objects are frozen copies, as in an informer cache, so the rules may memoise work per object."""
-
-    def __init__(
-        self,
-        nodes: Sequence[Obj] = (),
-        node_states: Sequence[Obj] = (),
-        policies: Sequence[Obj] = (),
-        nads: Sequence[Obj] = (),
-        nics: SupportedNics | None = None,
-    ) -> None:
-        self._nodes = [freeze(n) for n in nodes]
-        self._by_label = label_index(self._nodes)
-        self._node_states = [freeze(s) for s in node_states]
-        self._states_by_name = {s["metadata"]["name"]: s for s in self._node_states}
-        self._policies = [freeze(p) for p in policies]
-        self._nads = {
-            (n["metadata"].get("namespace", ""), n["metadata"]["name"]): n for n in nads
-        }
-        self._nics = nics or SupportedNics(())
-
-    def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
-        return select_indexed(selector, lambda pairs: min(
-            (self._by_label.get(pair, ()) for pair in pairs), key=len, default=self._nodes))
-
-    def node_states(self) -> Sequence[Obj]:
-        return self._node_states
-
-    def node_states_by_name(self) -> Mapping[str, Obj]:
-        return self._states_by_name
-
-    def fresh(self) -> None:
-        return None
-
-    def policies(self) -> Sequence[Obj]:
-        return self._policies
-
-    def network_attachment_definition(self, namespace: str, name: str) -> Obj | None:
-        return self._nads.get((namespace, name))
-
-    def supported_nics(self) -> SupportedNics:
-        return self._nics
 
 
 class Reader(Protocol):
@@ -218,7 +129,7 @@ class ClientClusterView:
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
         found = self._reader.list(core_kinds.NODE, label_selector=label_selector_string(selector) or None)
-        return [n for n in found if node_selected(selector, _labels(n))]
+        return [n for n in found if node_selected(selector, object_labels(n))]
 
     def node_states(self) -> Sequence[Obj]:
         return self._reader.list(kinds.SRIOV_NETWORK_NODE_STATE, namespace=self._namespace)

@@ -88,7 +88,7 @@ def test_plan_and_explain_commands(plan_cluster: Cluster, control_plane: Any, tm
                 for v in pf["policies"] if v["result"] == "selected"}
     assert selected == {(n_c, "ens1f1")}  # ens1f0 of n-c goes to x-hi (priority 10)
     bad = _run(c, kubeconfig, "explain", "policy", "nope")
-    assert bad.exit_code == 1 and "SriovNetworkNodePolicy" in bad.output and "nope does not exist" in bad.output
+    assert bad.exit_code == 3 and "SriovNetworkNodePolicy" in bad.output and "nope does not exist" in bad.output
 
     # plan: exit codes 0 (no change), 2 (drain), 1 (denied); nothing is written.
     same = tmp_path / "same.yaml"
@@ -105,17 +105,22 @@ def test_plan_and_explain_commands(plan_cluster: Cluster, control_plane: Any, tm
     assert result.exit_code == 2, result.output
     assert f"node {n_a}: changes, disruption drain (evicts the pods using SR-IOV resources)" in result.output
     assert "VFs 2 -> 6 (host has 2)" in result.output
-    assert "exit code 2: would drain or reboot" in result.output
+    assert "exit code 2: plan: admissible, and at least one node would drain or reboot" in result.output
     spec = c.client.get(SRIOV_NETWORK_NODE_POLICY, "x-hi", c.namespace)["spec"]
     assert spec["numVfs"] == 2, "plan wrote nothing"
 
+    # No policy webhook on this cluster: what it would deny is a warning, and the exit code follows
+    # disruption only.
     denied = tmp_path / "denied.yaml"
     denied.write_text(yaml.safe_dump(pol("x-bad", pf=["ens1f0"], vfs=2, res="rb")))
     result = _run(c, kubeconfig, "plan", "-f", str(denied), "-o", "json")
-    assert result.exit_code == 1
     plan = json.loads(result.output)
-    assert plan["admission"]["allowed"] is False
-    assert "overlapped with existing policy x-hi" in plan["admission"]["message"]
+    assert plan["admission"]["mode"] == "none" and plan["admission"]["allowed"] is True
+    assert result.exit_code == (2 if any(n["disruption"] != "none" for n in plan["nodes"]) else 0)
+    (verdict,) = plan["admission"]["policies"]
+    assert verdict["wouldDeny"]["field"] == "spec.nicSelector.pfNames[0]", verdict
+    assert "overlapped with existing policy x-hi" in verdict["wouldDeny"]["reason"]
+    assert any("x-bad" in w and "spec.nicSelector.pfNames[0]" in w for w in plan["admission"]["warnings"])
 
     result = _run(c, kubeconfig, "plan", "-f", str(same), "--delete")
     assert result.exit_code == 2 and "pf ens1f0 0000:18:00.0: reset" in result.output

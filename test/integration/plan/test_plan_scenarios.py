@@ -7,12 +7,17 @@ Hosts: three simulated SR-IOV hosts (sriovop.host.sim). n-a and n-b: an XXV710 (
 82576 (ens2f0), IOMMU kernel arguments set; n-c: an E810 (ens1f0, ens1f1) and an 82576, no IOMMU
 arguments (vfio-pci needs a reboot there).
 
+Admission: the operator's policy webhook is deployed (test.support.plan_webhook: the real webhook
+server, called by the real API server), so a denied scenario is refused by the API server too; the
+same rules without a webhook are test_plan_webhook_modes's.
+
 The scenarios run in order on one operator (each starts from the cluster the previous one left), so the
 table doubles as a rollout story; each names what it is there to show in `expect`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,10 +27,11 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import read_snapshot
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import ApiError, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP
 from test.support.daemon_harness import wait_for
 from test.support.plan_cluster import (
+    ALL,
     HOSTS,
     Cluster,
     converged,
@@ -35,6 +41,7 @@ from test.support.plan_cluster import (
     set_pools,
     short,
 )
+from test.support.plan_webhook import policy_webhook
 
 
 @dataclass
@@ -138,6 +145,12 @@ SCENARIOS = [
 ]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _policy_webhook(plan_cluster: Cluster, control_plane: Any) -> Iterator[None]:
+    with policy_webhook(control_plane, plan_cluster, ALL):
+        yield
+
+
 @pytest.mark.parametrize("index", range(len(SCENARIOS)), ids=[s.name for s in SCENARIOS])
 def test_plan_matches_what_the_operator_and_daemons_do(plan_cluster: Cluster, index: int) -> None:
     c, s = plan_cluster, SCENARIOS[index]
@@ -168,7 +181,10 @@ def test_plan_matches_what_the_operator_and_daemons_do(plan_cluster: Cluster, in
 
     groups = [frozenset(n["name"] for n in plan["nodes"] if n.get("pool") == p["name"]) for p in plan["pools"]]
     c.log.reset(groups)
-    if plan["admission"]["allowed"]:
+    if not plan["admission"]["allowed"]:
+        refused = [p for p in given if _refused(c, p)]
+        assert refused, "the plan denies, but the API server stores every policy"
+    else:
         for policy in given:
             name = policy["metadata"]["name"]
             if s.delete:
@@ -200,6 +216,16 @@ def test_plan_matches_what_the_operator_and_daemons_do(plan_cluster: Cluster, in
         if pool["limit"] >= 0:
             assert c.log.max_draining.get(group, 0) <= pool["limit"], (pool, c.log.max_draining)
     assert not c.log.errors
+
+
+def _refused(c: Cluster, policy: dict[str, Any]) -> bool:
+    try:
+        c.client.create(SRIOV_NETWORK_NODE_POLICY, {**policy, "metadata": {"name": policy["metadata"]["name"],
+                                                                          "namespace": c.namespace}},
+                        c.namespace, dry_run=True)
+    except ApiError:
+        return True
+    return False
 
 
 def _device_plugin_matches(c: Cluster, plan: dict[str, Any]) -> dict[str, str] | None:

@@ -18,6 +18,7 @@ import pytest
 from sriovop.api.v1 import kinds
 from sriovop.devcluster import ControlPlane
 from sriovop.devcluster.process import free_port
+from sriovop.exitcodes import NO_ANSWER  # click usage errors exit with it under `sriovop`
 from sriovop.render.webhook_configs import WEBHOOK_RBAC_RULES
 from sriovop.runtime import kinds as core
 from sriovop.runtime.client import Client
@@ -157,7 +158,7 @@ def test_exits_with_a_clear_error_without_the_supported_nic_configmap(env: dict[
 def test_exits_with_a_clear_error_for_an_empty_resource_prefix(env: dict[str, object]) -> None:
     proc, _ = _start(env, str(env["ns"]), environ={"RESOURCE_PREFIX": ""})
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 2 and "RESOURCE_PREFIX" in stderr, stderr[-2000:]
+    assert proc.returncode == NO_ANSWER and "RESOURCE_PREFIX" in stderr, stderr[-2000:]
 
 
 def test_cached_mode_reloads_the_supported_nic_list_from_its_watch(env: dict[str, object]) -> None:

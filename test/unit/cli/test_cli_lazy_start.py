@@ -56,7 +56,7 @@ def test_subcommand_help_imports_nothing_heavy(command: str) -> None:
 def test_top_level_help_lists_what_importing_every_command_would() -> None:
     """The command list read from the sources matches the one click builds from the imported commands."""
     eager = click.Group("sriovop", help=cli.main.help, params=list(cli.main.params),
-                        context_settings=cli.main.context_settings)
+                        context_settings=cli.main.context_settings, epilog=cli.main.epilog)
     ctx = click.Context(cli.main)
     for name in cli.main.list_commands(ctx):
         command = cli.main.get_command(ctx, name)
@@ -69,5 +69,6 @@ def test_top_level_help_lists_what_importing_every_command_would() -> None:
 
 
 def test_docstring_reader_reads_the_command_function() -> None:
-    assert cli.command_docstring("sriovop.commands.status") == "Show every node's SR-IOV state on one screen."
+    assert cli.command_docstring("sriovop.commands.status").startswith(
+        "Show every node's SR-IOV state on one screen.\n\nPer node:")
     assert cli.command_docstring("sriovop.commands._options") is None

@@ -9,6 +9,7 @@ Like the server, a `null` object property or map value is treated as absent (it 
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -130,7 +131,19 @@ def _check_object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str
             if item is not None:  # null map values are pruned too (array items are not)
                 _check(additional, item, _join(path, key), errors, unknown)
         elif unknown and props and not schema.get("x-kubernetes-preserve-unknown-fields"):
-            errors.append(FieldError(_join(path, key), "Unknown", f'unknown field "{_join(path, key)}"'))
+            near = nearest_field(str(key), list(props))
+            hint = f' (did you mean "{_join(path, near)}"?)' if near else ""
+            errors.append(FieldError(_join(path, key), "Unknown", f'unknown field "{_join(path, key)}"{hint}'))
+
+
+def nearest_field(key: str, known: list[str]) -> str:
+    """The known field a typo most likely meant: the same letters in another case first (`numVFs` for
+    `numVfs`), then the closest spelling; "" when none is close."""
+    folded = [k for k in known if k.lower() == key.lower()]
+    if folded:
+        return folded[0]
+    close = difflib.get_close_matches(key.lower(), [k.lower() for k in known], n=1, cutoff=0.7)
+    return next((k for k in known if close and k.lower() == close[0]), "")
 
 
 def validate_object(kind: Kind | str, obj: Mapping[str, Any], unknown_fields: bool = False) -> list[FieldError]:

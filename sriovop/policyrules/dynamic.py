@@ -8,11 +8,9 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.api.v1.nicselector import nic_selector_matches
 from sriovop.api.v1.supportednics import SupportedNics
-from sriovop.runtime.objects import FrozenDict
-from sriovop.webhook.admission import Denied
-from sriovop.webhook.cluster_view import ClusterView
-from sriovop.webhook.fields import as_map, loose_int, loose_str
-from sriovop.webhook.policy_peers import (
+from sriovop.policyrules.denied import Denied
+from sriovop.policyrules.fields import as_map, loose_int, loose_str
+from sriovop.policyrules.peers import (
     Peer,
     cached_aliases,
     cached_peer,
@@ -20,8 +18,10 @@ from sriovop.webhook.policy_peers import (
     check_node_independent_conflicts,
     check_pf_conflicts,
 )
-from sriovop.webhook.policy_spec import PolicySpec
-from sriovop.webhook.selection import explain_mismatch, parse_pf_name
+from sriovop.policyrules.pfselection import explain_mismatch, parse_pf_name
+from sriovop.policyrules.spec import PolicySpec
+from sriovop.policyrules.view import ClusterView
+from sriovop.runtime.objects import FrozenDict
 
 #: Substrings of a node's spec.providerID that mean a virtual platform (upstream's PlatformsMap).
 VIRTUAL_PLATFORMS = ("openstack", "aws")

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sriovop.api.v1 import consts
-from sriovop.webhook.admission import Denied
-from sriovop.webhook.fields import get_bool, get_int, get_map, get_str, get_str_list, get_str_map
+from sriovop.policyrules.denied import Denied
+from sriovop.policyrules.fields import get_bool, get_int, get_map, get_str, get_str_list, get_str_map
 
 
 @dataclass(frozen=True, slots=True)

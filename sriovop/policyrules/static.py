@@ -7,8 +7,8 @@ import re
 from sriovop.api.v1 import consts
 from sriovop.api.v1.pfnames import PfNameError, validate_pf_name
 from sriovop.api.v1.supportednics import SupportedNics
-from sriovop.webhook.admission import Denied
-from sriovop.webhook.policy_spec import PolicySpec
+from sriovop.policyrules.denied import Denied
+from sriovop.policyrules.spec import PolicySpec
 
 _RESOURCE_NAME = re.compile(consts.RESOURCE_NAME_PATTERN)
 _ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
