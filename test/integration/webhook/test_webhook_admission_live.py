@@ -3,8 +3,10 @@ namespaces, judging what users create with kubectl."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from sriovop.api.v1 import kinds
 from sriovop.devcluster import ControlPlane
 from sriovop.runtime import kinds as core
 from sriovop.runtime.errors import ApiError, NotFound
+from test.support.kubectl import run_kubectl
 from test.support.webhook_cluster import WebhookCluster, webhook_cluster
 from test.support.webhook_objects import nad
 
@@ -128,16 +131,15 @@ DENIED: list[tuple[str, str, str, str, dict[str, Any], str, str]] = [
      "must be valid JSON"),
     ("net-caps", "SriovNetwork", "op", "net", {"resourceName": "x", "capabilities": "{mac: true}"},
      "spec.capabilities", "must be valid JSON"),
-    ("net-meta", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"sysctl": {}}'},
-     "spec.metaPlugins", '"type" field'),
-    ("net-logfile", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": "a\\b"}, "spec.logFile",
-     "quotes or backslashes"),
-    ("ibnet-ipam", "SriovIBNetwork", "op", "net", {"resourceName": "x", "ipam": '{"type": ""}'}, "spec.ipam",
-     '"type" field'),
-    ("ovs-bridge", "OVSNetwork", "op", "net", {"resourceName": "x", "bridge": "br 0"}, "spec.bridge",
-     "must start with an alphanumeric"),
+    # Upstream admits these, but its reconcile can never render them (the JSON does not parse).
+    ("ibnet-caps", "SriovIBNetwork", "op", "net", {"resourceName": "x", "capabilities": "infinibandGUID"},
+     "spec.capabilities", "must be valid JSON"),
+    ("net-meta", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"type": "tuning"'},
+     "spec.metaPlugins", "must be valid JSON"),
+    ("net-logfile", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": 'a"b'}, "spec.logFile",
+     "must not contain a double quote"),
     ("ovs-itype", "OVSNetwork", "op", "net", {"resourceName": "x", "interfaceType": "a\"b"}, "spec.interfaceType",
-     "quotes or backslashes"),
+     "must not contain a double quote"),
 ]
 
 
@@ -173,9 +175,14 @@ ALLOWED: list[tuple[str, str, str, str, dict[str, Any]]] = [
                                           "ipam": '{"type": "host-local", "subnet": "10.1.0.0/24"}'}),
     ("net-apps", "SriovNetwork", "apps", "net", {"resourceName": "x"}),
     ("ovsnet", "OVSNetwork", "apps", "net", {"resourceName": "x", "bridge": "br-phy"}),
-    # Upstream admits these; they get an admission warning and a Ready=False condition instead.
+    # Upstream admits and renders these; they get an admission warning (test below) and a SpecWarning
+    # condition, Ready as upstream.
     ("net-empty-resource", "SriovNetwork", "op", "net", {"resourceName": ""}),
     ("ibnet-caps-not-bools", "SriovIBNetwork", "apps", "net", {"resourceName": "x", "capabilities": "[true]"}),
+    ("net-meta-no-type", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"sysctl": {}}'}),
+    ("net-logfile-escape", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": "a\\b"}),
+    ("ibnet-ipam-no-type", "SriovIBNetwork", "op", "net", {"resourceName": "x", "ipam": '{"type": ""}'}),
+    ("ovs-bridge-name", "OVSNetwork", "op", "net", {"resourceName": "x", "bridge": "br 0"}),
 ]
 
 
@@ -183,6 +190,21 @@ ALLOWED: list[tuple[str, str, str, str, dict[str, Any]]] = [
 def test_allowed(wc: WebhookCluster, kind: str, ns_role: str, name: str, spec: dict[str, Any]) -> None:
     obj = wc.policy(name, **spec) if kind == POLICY else _obj(wc, kind, ns_role, name, spec)
     wc.client.create(kinds.kind_by_name(kind), obj, dry_run=True)
+
+
+@pytest.mark.parametrize(("kind", "spec", "warning"), [
+    ("SriovNetwork", {"resourceName": ""}, "Warning: spec.resourceName: is empty"),
+    ("SriovIBNetwork", {"resourceName": "x", "ipam": '{"type": ""}'}, 'Warning: spec.ipam: has no non-empty'),
+    ("OVSNetwork", {"resourceName": "x", "bridge": "br 0"}, "Warning: spec.bridge: is not a valid OVS bridge"),
+])
+def test_kubectl_shows_the_warning_of_a_network_upstream_admits(wc: WebhookCluster, kubeconfig: Path,
+                                                               tmp_path: Path, kind: str, spec: dict[str, Any],
+                                                               warning: str) -> None:
+    manifest = tmp_path / "net.json"
+    manifest.write_text(json.dumps(_obj(wc, kind, "op", "warned", spec)))
+    done = run_kubectl(kubeconfig, "create", "--dry-run=server", "-f", str(manifest), "-o", "name")
+    assert done.stdout.strip().endswith("/warned"), done.stdout
+    assert warning in done.stderr, done.stderr
 
 
 def test_policy_outside_operator_namespace_is_stored_with_a_warning(wc: WebhookCluster) -> None:
