@@ -73,10 +73,10 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     from sriovop.runtime.client import Client
     from sriovop.runtime.config import ConfigError, load_config
     from sriovop.webhook.cluster_view import ClientClusterView
+    from sriovop.webhook.control_switches import ControlSwitches, split_keys
     from sriovop.webhook.handler import AdmissionHandler
     from sriovop.webhook.informer_view import InformerClusterView
     from sriovop.webhook.server import WebhookServer, tune_process
-    from sriovop.webhook.control_switches import ControlSwitches, split_keys
     from sriovop.webhook.settings import WebhookSettings
     from sriovop.webhook.switches_source import WatchedSwitches
     from sriovop.webhook.tls import CertReloader, server_ssl_context

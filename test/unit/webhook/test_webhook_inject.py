@@ -75,7 +75,8 @@ def with_resources(p: dict[str, Any], index: int = 0, **kinds: dict[str, str]) -
     ("ns1/net1", [NetworkRef("ns1", "net1")]),
     ("ns1/net1,net2", [NetworkRef("ns1", "net1"), NetworkRef("apps", "net2")]),
     (" a , other/b@net1,", [NetworkRef("apps", "a"), NetworkRef("other", "b", "net1")]),
-    ('[{"name": "net1"},{"name": "net2", "namespace": "ns1"}]', [NetworkRef("apps", "net1"), NetworkRef("ns1", "net2")]),
+    ('[{"name": "net1"},{"name": "net2", "namespace": "ns1"}]',
+     [NetworkRef("apps", "net1"), NetworkRef("ns1", "net2")]),
 ])
 def test_parse_networks(value: str, expected: list[NetworkRef]) -> None:
     assert parse_networks(value, "apps") == expected
