@@ -100,7 +100,6 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         hugepage_down_api=inject_hugepage_down_api, honor_resources=honor_resources, resource_name_keys=keys))
     informer_view: InformerClusterView | None = None
     try:
-        switches.start()
         if cache:
             informer_view = InformerClusterView(client, settings.namespace, settle=cache_settle,
                                                 barrier_timeout=cache_timeout)
@@ -114,6 +113,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         raise click.ClickException(
             f"cannot load the supported NIC list (ConfigMap {settings.namespace}/supported-nic-ids): {exc}"
         ) from None
+    switches.start()  # after the view: a missing permission there fails the start at once
     try:
         server = WebhookServer((bind_address, port), AdmissionHandler(view, settings, switches), ssl_context)
     except OSError as exc:

@@ -15,7 +15,7 @@ from typing import Final
 from sriovop.api.v1 import consts
 from sriovop.webhook.admission import Denied
 
-DEFAULT_NETWORK_ANNOTATION: Final = "v1.multus-cni.io/default-network"
+DEFAULT_NETWORK_ANNOTATION: Final = consts.POD_DEFAULT_NETWORK_ANNOTATION
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
 

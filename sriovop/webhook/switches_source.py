@@ -76,10 +76,16 @@ class WatchedSwitches:
         with self._lock:
             return self._switches
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 10.0) -> bool:
+        """Start the watch and wait up to `timeout` for its first list; False when it has not synced
+        (no permission, API server slow): the flags apply meanwhile and the watch keeps retrying, as
+        upstream keeps its flags while it cannot read the ConfigMap."""
         self._factory.start(self._stop)
-        if not self._factory.wait_for_cache_sync(timeout):
-            raise TimeoutError(f"the {CONFIGMAP_NAME} ConfigMap watch did not sync within {timeout}s")
+        synced = self._factory.wait_for_cache_sync(timeout)
+        if not synced:
+            log.warning("injector_control_switches_not_synced", configmap=f"{self._namespace}/{CONFIGMAP_NAME}",
+                        timeout=timeout, using=str(self._initial))
+        return synced
 
     def stop(self) -> None:
         self._factory.shutdown()

@@ -119,8 +119,9 @@ def webhook_cluster(cp: ControlPlane, nic_ttl: float = 0.5) -> Iterator[WebhookC
                                  SupportedNicSource(configmap_fetcher(client, operator_ns), ttl=nic_ttl))
         serving = cp.issue_serving_cert(["127.0.0.1"])
         switches = WatchedSwitches(client, operator_ns, ControlSwitches())
-        switches.start()
         stops.append(switches.stop)
+        if not switches.start(timeout=60.0):
+            raise TimeoutError("the webhook's nri-control-switches watch did not sync")
         with running_webhook(view, settings, serving, cp.ca_pem, switches=switches) as hook:
             wc = WebhookCluster(client, run, operator_ns, apps_ns, node_names, hook, switches, configs)
             endpoint = Endpoint.url(hook.url, cp.ca_pem)
