@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from sriovop.api.v1 import consts
 
-CONFIGMAP_NAME: Final = "nri-control-switches"
+CONFIGMAP_NAME: Final = consts.INJECTOR_CONTROL_SWITCHES_CONFIGMAP
 CONFIG_KEY: Final = "config.json"
 FEATURES_KEY: Final = "features"
 HUGEPAGE_DOWN_API: Final = "enableHugePageDownApi"

@@ -162,3 +162,5 @@ OPERATOR_WEBHOOK_CONFIG_NAME: Final = "sriov-operator-webhook-config"
 OPERATOR_WEBHOOK_NAME: Final = f"operator-webhook.{GROUP}"
 INJECTOR_WEBHOOK_CONFIG_NAME: Final = "network-resources-injector-config"
 INJECTOR_WEBHOOK_NAME: Final = "network-resources-injector-config.k8s.io"
+#: ConfigMap (operator namespace) whose `config.json` switches the pod injector's features on the fly.
+INJECTOR_CONTROL_SWITCHES_CONFIGMAP: Final = "nri-control-switches"
