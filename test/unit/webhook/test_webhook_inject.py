@@ -18,7 +18,7 @@ from sriovop.webhook.cluster_view import StaticClusterView
 from sriovop.webhook.control_switches import ControlSwitches, parse_control_switches
 from sriovop.webhook.handler import POD_MUTATING_PATH, AdmissionHandler
 from sriovop.webhook.pod_networks import NetworkRef, parse_networks
-from sriovop.webhook.switches_source import StaticSwitches
+from sriovop.webhook.switches_source import StaticSwitches, WatchedSwitches
 from test.support.webhook_objects import NICS, SETTINGS, apply_json_patch, nad, pod, review
 
 
@@ -391,3 +391,19 @@ def test_a_bad_feature_does_not_undo_a_good_one() -> None:
     switches, problems = parse_control_switches(config(doc), FLAGS, "op")
     assert (switches.hugepage_down_api, switches.honor_resources) == (True, True)
     assert len(problems) == 1
+
+
+def test_watched_switches_follow_configmap_events_and_fall_back_to_the_flags() -> None:
+    """The informer's handlers call `load`: an add/update installs the ConfigMap's switches, a bad field
+    keeps its flag, a delete (None) brings every flag back. The watch itself runs in the integration tests."""
+    watched = WatchedSwitches(object(), "op", FLAGS)  # type: ignore[arg-type]  # never started: no client use
+    watched.load({"metadata": {"name": "nri-control-switches"},
+                  "data": config({"features": {"enableHugePageDownApi": False, "enableHonorExistingResources": 1}})})
+    assert (watched.current().hugepage_down_api, watched.current().honor_resources) == (False, False)
+    watched.load({"metadata": {"name": "nri-control-switches"}})  # no data: the flags
+    assert watched.current() == FLAGS
+    watched.load({"metadata": {"name": "nri-control-switches"}, "data": config({"features": {
+        "enableHonorExistingResources": True}})})
+    assert watched.current().honor_resources is True
+    watched.load(None)
+    assert watched.current() == FLAGS
