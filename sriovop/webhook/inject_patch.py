@@ -80,7 +80,7 @@ def resource_patch(containers: list[dict[str, Any]], wanted: Counter[str], switc
     if not amounts:
         return []
     patch: Patch = []
-    if "resources" not in containers[0]:
+    if not isinstance(containers[0].get("resources"), dict):
         patch.append(_add("/spec/containers/0/resources", {}))
     for kind, present in (("requests", requests), ("limits", limits)):
         if not present:
