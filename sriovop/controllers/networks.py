@@ -28,9 +28,16 @@ Behaviour (upstream's generic network controller, HEAD):
   `SpecWarning` condition (status True, reason NetworkSpecInvalid, the message naming each field), so
   `kubectl wait --for condition=Ready` behaves as upstream while the problem stays visible. The
   condition is removed once the spec is sound. Conditions go through server-side apply; transitions are
-  recorded as Events.
+  recorded as Events;
+- a spec whose values cannot be rendered correctly (`sriovop.api.v1.unrenderable`: raw JSON that does
+  not parse, a quote in `logFile`, ...) gets no NAD: Ready=False NetworkAttachmentDefinitionInvalid with a
+  message naming the field, and the same text on SpecWarning. Upstream's reconcile errors out there before
+  touching any NAD, so a NAD rendered from an earlier, sound spec is left as it is (a pending
+  `networkNamespace` move waits too) until the spec renders again.
 Improvements: the old NAD is deleted on a move only if it is ours (upstream deletes whatever has that
-name), and a spec that renders invalid JSON is reported on the condition instead of retried forever.
+name); an unrenderable spec is reported on Ready instead of retried forever with no condition, and a
+spec whose pasted values would render keys the user never wrote (upstream renders those) is not
+rendered either.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Network specs upstream admits and renders, but that cannot work as written.
+"""Network specs upstream admits, but that cannot work as written.
 
 Upstream's webhook checks only `networkNamespace` on SriovNetwork, SriovIBNetwork and OVSNetwork, and
 its controller renders whatever its template turns into valid JSON and then says Ready=True. Clusters
@@ -9,9 +9,10 @@ admitted with an admission warning (the webhook) and reported on a separate `Spe
 (the controller), Ready staying what upstream says; both read the same list from here so the two
 messages never disagree.
 
-Values that can never render (raw JSON fields that do not parse, a string that breaks the CNI config's
-JSON) are not listed: the webhook denies those, since upstream would never produce a
-NetworkAttachmentDefinition from them either.
+Values that cannot be rendered correctly (raw JSON fields that do not parse, a string that breaks out of
+the CNI config's JSON string) come first in the list (`sriovop.api.v1.unrenderable`). Upstream admits
+those too, so they are admission warnings as well; the difference is that the controller renders no
+NetworkAttachmentDefinition for them and says so on Ready=False.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from sriovop.api.v1.unrenderable import QUOTED_FIELDS, unrenderable_fields
+
 #: The condition type that carries these problems (Ready is left to what upstream would say).
 CONDITION_SPEC_WARNING: Final = "SpecWarning"
 #: Its reason while the spec has a problem from the list below.
@@ -28,17 +31,12 @@ REASON_NETWORK_SPEC_INVALID: Final = "NetworkSpecInvalid"
 
 _BRIDGE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*$")
 _INTERFACE_TYPE = re.compile(r"^[a-zA-Z0-9_-]+$")
-#: String fields pasted between quotes into the CNI config, per kind.
-_QUOTED_FIELDS: Final = {
-    "SriovNetwork": ("logFile",),
-    "SriovIBNetwork": (),
-    "OVSNetwork": ("bridge", "interfaceType"),
-}
 
 
 def _parsed(spec: Mapping[str, Any], field: str, as_list: bool = False) -> tuple[bool, Any]:
-    """(set, value) of a raw-JSON string field; value is None when it does not parse (the webhook denies
-    that). `as_list` reads a comma-separated run of values, as metaPlugins is spliced into a list."""
+    """(set, value) of a raw-JSON string field; value is None when it does not parse (reported by
+    `unrenderable_fields`). `as_list` reads a comma-separated run of values, as metaPlugins is spliced
+    into a list."""
     text = spec.get(field)
     if not isinstance(text, str) or not text.strip():
         return False, None
@@ -84,11 +82,12 @@ def _meta_plugins(spec: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _quoted(kind: str, spec: Mapping[str, Any]) -> list[str]:
+def _quoted(kind: str, spec: Mapping[str, Any], reported: str) -> list[str]:
+    """Backslashes that are valid JSON escapes (the others are in `reported`, the unrenderable list)."""
     problems = []
-    for field in _QUOTED_FIELDS.get(kind, ()):
+    for field in QUOTED_FIELDS.get(kind, ()):
         value = spec.get(field)
-        if isinstance(value, str) and "\\" in value:
+        if isinstance(value, str) and "\\" in value and f"spec.{field}:" not in reported:
             problems.append(f"spec.{field}: contains a backslash, which the CNI config reads as a JSON escape "
                             "(the CNI sees a different value than written)")
     return problems
@@ -111,14 +110,16 @@ def _ovs(spec: Mapping[str, Any]) -> list[str]:
 
 
 def network_spec_problems(spec: Mapping[str, Any], kind: str = "SriovNetwork") -> list[str]:
-    """`field: why` for each problem upstream lets through and renders; empty when the spec is sound.
+    """`field: why` for each problem upstream lets through; empty when the spec is sound. The values that
+    cannot be rendered at all come first.
 
     `kind` is the network's kind name (SriovNetwork, SriovIBNetwork or OVSNetwork)."""
-    problems = []
+    problems = unrenderable_fields(spec, kind)
+    reported = "; ".join(problems)
     if not str(spec.get("resourceName") or "").strip():
         problems.append("spec.resourceName: is empty; no device-plugin resource backs this network, so pods "
                         "attaching to it get no VF")
-    problems += _capabilities(spec) + _ipam(spec) + _meta_plugins(spec) + _quoted(kind, spec)
+    problems += _capabilities(spec) + _ipam(spec) + _meta_plugins(spec) + _quoted(kind, spec, reported)
     if kind == "OVSNetwork":
         problems += _ovs(spec)
     return problems

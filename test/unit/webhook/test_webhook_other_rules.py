@@ -10,7 +10,7 @@ import pytest
 
 from sriovop.api.v1.kinds import NETWORK_KINDS
 from sriovop.api.v1.policydefaults import policy_defaults_patch
-from sriovop.render.nad import render_nad
+from sriovop.render.nad import RenderError, render_nad
 from sriovop.webhook.cluster_view import StaticClusterView
 from sriovop.webhook.handler import MUTATING_PATH, VALIDATING_PATH, AdmissionHandler
 from test.support.webhook_objects import API, NICS, OPERATOR_NS, SETTINGS, node, node_state, policy, review
@@ -111,22 +111,10 @@ NET_DENIALS = [
      "can't be specified"),
     ("OVSNetwork", "user-ns", {"resourceName": "x", "networkNamespace": "other"}, "spec.networkNamespace",
      "can't be specified"),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": '{"mac": tru'}, "spec.capabilities",
-     "must be valid JSON"),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "ipam": "{not json"}, "spec.ipam", "must be valid JSON"),
-    # Upstream admits these but its reconcile can never render them (the JSON does not parse): denied.
-    ("SriovIBNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": "infinibandGUID"}, "spec.capabilities",
-     "must be valid JSON"),
-    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": "{mac: true}"}, "spec.capabilities",
-     "must be valid JSON"),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "metaPlugins": '{"type": "tuning"'}, "spec.metaPlugins",
-     "must be valid JSON"),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "logFile": '/tmp/a"b'}, "spec.logFile",
-     "must not contain a double quote"),
-    ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "logFile": '/tmp/a","x":"y'}, "spec.logFile",
-     "must not contain a double quote"),
-    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "bridge": 'br"0'}, "spec.bridge",
-     "must not contain a double quote"),
+    # A wrong type: the CRD schema refuses it too.
+    ("SriovIBNetwork", OPERATOR_NS, {"resourceName": "x", "capabilities": {"infinibandGUID": True}},
+     "spec.capabilities", "must be a string"),
+    ("OVSNetwork", OPERATOR_NS, {"resourceName": "x", "bridge": 1}, "spec.bridge", "must be a string"),
     # The CRD schema (upstream's and ours) refuses these before the webhook runs.
     ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "vlan": 4095}, "spec.vlan", "out of range 0..4094"),
     ("SriovNetwork", OPERATOR_NS, {"resourceName": "x", "vlanQoS": 8}, "spec.vlanQoS", "out of range 0..7"),
@@ -180,9 +168,28 @@ NET_WARNINGS = [
     ("OVSNetwork", {"resourceName": "x", "interfaceType": "dpdk vhost"}, ["spec.interfaceType: is not an OVS"]),
     ("OVSNetwork", {"resourceName": "x", "mtu": 70000}, ["spec.mtu: 70000 is above 65535"]),
 ]
+NET_UNRENDERABLE = [
+    # Upstream admits these and then fails to render them (or renders keys never written as such):
+    # admitted with a warning; the controller renders no NAD and says so on Ready=False.
+    ("SriovIBNetwork", {"resourceName": "x", "capabilities": "infinibandGUID"},
+     ["spec.capabilities: is not valid JSON"]),
+    ("SriovNetwork", {"resourceName": "x", "capabilities": '{"mac": tru'}, ["spec.capabilities: is not valid JSON"]),
+    ("OVSNetwork", {"resourceName": "x", "capabilities": "{mac: true}"}, ["spec.capabilities: is not valid JSON"]),
+    ("SriovNetwork", {"resourceName": "x", "ipam": "{not json"}, ["spec.ipam: is not valid JSON"]),
+    ("SriovNetwork", {"resourceName": "x", "metaPlugins": '{"type": "tuning"'},
+     ["spec.metaPlugins: is not one or more comma-separated JSON objects"]),
+    ("SriovNetwork", {"resourceName": "x", "logFile": '/tmp/a"b'}, ["spec.logFile: contains a double quote"]),
+    ("SriovNetwork", {"resourceName": "x", "logFile": '/tmp/a","x":"y'}, ["spec.logFile: contains a double quote"]),
+    ("SriovNetwork", {"resourceName": "x", "logFile": "C:\\x"}, ["spec.logFile: contains a double quote"]),
+    ("OVSNetwork", {"resourceName": "x", "bridge": 'br"0'},
+     ["spec.bridge: contains a double quote", "spec.bridge: is not a valid OVS bridge name"]),
+    ("SriovNetwork", {"resourceName": "", "ipam": "{"},
+     ["spec.ipam: is not valid JSON", "spec.resourceName: is empty"]),
+]
 
 
-@pytest.mark.parametrize(("kind", "spec", "fragments"), NET_WARNINGS, ids=[str(i) for i in range(len(NET_WARNINGS))])
+@pytest.mark.parametrize(("kind", "spec", "fragments"), NET_WARNINGS + NET_UNRENDERABLE,
+                         ids=[str(i) for i in range(len(NET_WARNINGS + NET_UNRENDERABLE))])
 def test_networks_upstream_admits_are_allowed_with_warnings(kind: str, spec: dict[str, Any],
                                                            fragments: list[str]) -> None:
     response = call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, OPERATOR_NS)))
@@ -248,3 +255,16 @@ def test_every_warned_network_renders_like_upstream(kind: str, spec: dict[str, A
     network_kind = next(k for k in NETWORK_KINDS if k.kind == kind)
     nad = render_nad(network_kind, obj(kind, "net", spec, OPERATOR_NS), "openshift.io")
     assert json.loads(nad["spec"]["config"])["name"] == "net"
+
+
+@pytest.mark.parametrize(("kind", "spec", "fragments"), NET_UNRENDERABLE,
+                         ids=[str(i) for i in range(len(NET_UNRENDERABLE))])
+def test_unrenderable_networks_warn_with_the_renderers_reason(kind: str, spec: dict[str, Any],
+                                                              fragments: list[str]) -> None:
+    """The admission warning and the controller's Ready=False message are the same text."""
+    network_kind = next(k for k in NETWORK_KINDS if k.kind == kind)
+    with pytest.raises(RenderError) as info:
+        render_nad(network_kind, obj(kind, "net", spec, OPERATOR_NS), "openshift.io")
+    warnings = call(VALIDATING_PATH, review(kind, obj(kind, "net", spec, OPERATOR_NS)))["warnings"]
+    assert str(info.value).startswith(fragments[0]), info.value
+    assert str(info.value) in warnings, (info.value, warnings)
