@@ -253,3 +253,61 @@ def test_kubectl_wait_ready_on_a_warned_network_succeeds(api: Client, kubeconfig
     done = run_kubectl(kubeconfig, "wait", "--for", "condition=Ready", "--timeout=3s", "-n", namespace,
                        "sriovnetwork/nowhere", check=False)
     assert done.returncode != 0
+
+
+@pytest.mark.parametrize(("kind", "spec", "field"), [
+    (SRIOV_IB_NETWORK, {"capabilities": "infinibandGUID"}, "spec.capabilities"),
+    (SRIOV_NETWORK, {"ipam": "{'type': 'dhcp'}"}, "spec.ipam"),
+    (OVS_NETWORK, {"metaPlugins": '{"type": "tuning"'}, "spec.metaPlugins"),
+    # Upstream renders this one, with a `type` key the user never wrote as such.
+    (SRIOV_NETWORK, {"logFile": '/tmp/a","type":"macvlan'}, "spec.logFile"),
+    (OVS_NETWORK, {"bridge": 'br"0'}, "spec.bridge"),
+])
+def test_unrenderable_spec_gets_no_nad_and_ready_false_naming_the_field(
+        api: Client, namespace: str, kind: Kind, spec: dict[str, Any], field: str) -> None:
+    """Simulated host (no node involved): the CRD schema admits these strings, as upstream's does. No NAD
+    is rendered; Ready=False NetworkAttachmentDefinitionInvalid and SpecWarning both name the field."""
+    create_network(api, kind, namespace, "broken", **spec)
+    cond = wait_for(lambda: ready(api, kind, namespace, "broken"), timeout=120, what="Ready condition")
+    assert (cond["status"], cond["reason"]) == ("False", "NetworkAttachmentDefinitionInvalid"), cond
+    assert cond["message"].startswith(f"{field}: "), cond["message"]
+    assert "the NetworkAttachmentDefinition is not rendered" in cond["message"]
+    warning = wait_for(lambda: condition(api, kind, namespace, "broken", "SpecWarning"), timeout=120,
+                       what="SpecWarning")
+    assert (warning["status"], warning["reason"]) == ("True", "NetworkSpecInvalid")
+    assert warning["message"].startswith(f"{field}: "), warning["message"]
+    assert gone(api, NAD, "broken", namespace)
+    events = wait_for(lambda: [e for e in api.list(EVENT, namespace) if e["involvedObject"]["name"] == "broken"
+                               and e["reason"] == "NetworkAttachmentDefinitionInvalid"], timeout=120,
+                      what="a NetworkAttachmentDefinitionInvalid event")
+    assert events[0]["type"] == "Warning"
+
+
+def test_nad_from_an_earlier_spec_is_left_while_the_spec_cannot_render(api: Client, namespace: str,
+                                                                       other_namespace: str) -> None:
+    """Simulated host: as upstream (whose reconcile errors out before touching any NAD), the NAD rendered
+    from the last sound spec stays as it is, a pending move included; Ready=False says why. Fixing the
+    spec renders again."""
+    create_network(api, SRIOV_IB_NETWORK, namespace, "ib", capabilities='{"infinibandGUID": true}')
+    wait_for(lambda: (c := ready(api, SRIOV_IB_NETWORK, namespace, "ib")) and c["status"] == "True",
+             timeout=120, what="Ready=True")
+    before = api.get(NAD, "ib", namespace)
+    api.patch(SRIOV_IB_NETWORK, "ib", {"spec": {"capabilities": "infinibandGUID",
+                                                "networkNamespace": other_namespace}}, namespace)
+    cond = wait_for(lambda: (c := ready(api, SRIOV_IB_NETWORK, namespace, "ib")) and c["status"] == "False" and c,
+                    timeout=120, what="Ready=False")
+    assert cond["reason"] == "NetworkAttachmentDefinitionInvalid"
+    assert cond["message"].startswith("spec.capabilities: is not valid JSON"), cond["message"]
+    after = api.get(NAD, "ib", namespace)
+    assert (after["metadata"]["resourceVersion"], after["spec"]) == (before["metadata"]["resourceVersion"],
+                                                                     before["spec"])
+    assert json.loads(after["spec"]["config"])["capabilities"] == {"infinibandGUID": True}
+    assert gone(api, NAD, "ib", other_namespace)
+    api.patch(SRIOV_IB_NETWORK, "ib", {"spec": {"capabilities": '{"infinibandGUID": false}'}}, namespace)
+    moved = wait_for(lambda: nad_config(api, other_namespace, "ib"), timeout=120, what="NAD rendered again")
+    assert moved["capabilities"] == {"infinibandGUID": False}
+    wait_for(lambda: gone(api, NAD, "ib", namespace), timeout=120, what="the old NAD removed by the move")
+    wait_for(lambda: (c := ready(api, SRIOV_IB_NETWORK, namespace, "ib")) and c["status"] == "True",
+             timeout=120, what="Ready=True again")
+    wait_for(lambda: condition(api, SRIOV_IB_NETWORK, namespace, "ib", "SpecWarning") is None, timeout=120,
+             what="SpecWarning removed")
