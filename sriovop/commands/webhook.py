@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from sriovop.api.v1 import consts
 from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
@@ -42,16 +43,26 @@ log = lazy_logger(__name__)
 @click.option("--cache-timeout", type=click.FloatRange(0.1, 9.0), default=5.0, show_default=True,
               help="Seconds a request waits for the caches to catch up before it is denied (the API "
                    "server's webhook timeout is 10 s).")
+@click.option("--inject-hugepage-down-api", "--injectHugepageDownApi", "inject_hugepage_down_api", is_flag=True,
+              help="Pod injector: expose hugepage requests/limits through the podnetinfo volume and set "
+                   "CONTAINER_NAME (the nri-control-switches ConfigMap can switch it on the fly).")
+@click.option("--honor-resources", is_flag=True,
+              help="Pod injector: add the networks' count to a resource the first container already asks "
+                   "for, instead of leaving such a resource alone (switchable through the ConfigMap too).")
+@click.option("--network-resource-name-keys", default=consts.NAD_RESOURCE_NAME_ANNOTATION, show_default=True,
+              help="Pod injector: comma-separated NAD annotation keys that name a device resource.")
 @log_options()
 def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, tls_min_version: str,
             tls_cipher_suites: str | None, tls_reload_interval: float, kubeconfig: str | None,
-            namespace: str | None, cache: bool, cache_settle: float, cache_timeout: float, log_level: str,
+            namespace: str | None, cache: bool, cache_settle: float, cache_timeout: float,
+            inject_hugepage_down_api: bool, honor_resources: bool, network_resource_name_keys: str, log_level: str,
             log_format: str) -> None:
     """Serve the admission webhooks over HTTPS.
 
     Routes: /mutating-custom-resource (policy defaults), /validating-custom-resource (policies, operator
     config, pool configs, networks), /mutate (pod resource injection), /readyz, /metrics.
-    The serving certificate is re-read when its files change (certificate rotation).
+    The serving certificate is re-read when its files change (certificate rotation). The pod injector
+    follows the nri-control-switches ConfigMap of the operator namespace through a watch.
     Environment: NAMESPACE, RESOURCE_PREFIX (default openshift.io), DEV_MODE=TRUE admits unsupported NICs.
     """
     from sriovop.logsetup import configure_logging
@@ -63,10 +74,12 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     from sriovop.runtime.config import ConfigError, load_config
     from sriovop.webhook.certmetrics import SERVED_CERTIFICATE
     from sriovop.webhook.cluster_view import ClientClusterView
+    from sriovop.webhook.control_switches import ControlSwitches, split_keys
     from sriovop.webhook.handler import AdmissionHandler
     from sriovop.webhook.informer_view import InformerClusterView
     from sriovop.webhook.server import WebhookServer, tune_process
     from sriovop.webhook.settings import WebhookSettings
+    from sriovop.webhook.switches_source import WatchedSwitches
     from sriovop.webhook.tls import CertReloader, server_ssl_context
 
     try:
@@ -81,6 +94,11 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         client = Client(load_config(kubeconfig))
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    keys = split_keys(network_resource_name_keys)
+    if not keys:
+        raise click.UsageError("--network-resource-name-keys: give at least one annotation key")
+    switches = WatchedSwitches(client, settings.namespace, ControlSwitches(
+        hugepage_down_api=inject_hugepage_down_api, honor_resources=honor_resources, resource_name_keys=keys))
     informer_view: InformerClusterView | None = None
     try:
         if cache:
@@ -96,8 +114,9 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         raise click.ClickException(
             f"cannot load the supported NIC list (ConfigMap {settings.namespace}/supported-nic-ids): {exc}"
         ) from None
+    switches.start()  # after the view: a missing permission there fails the start at once
     try:
-        server = WebhookServer((bind_address, port), AdmissionHandler(view, settings), ssl_context)
+        server = WebhookServer((bind_address, port), AdmissionHandler(view, settings, switches), ssl_context)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {exc}") from None
 
@@ -115,6 +134,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     finally:
         server.server_close()
         reloader.stop()
+        switches.stop()
         if informer_view is not None:
             informer_view.stop()
     log.info("webhook_stopped")

@@ -22,12 +22,22 @@ Behaviour (upstream's generic network controller, HEAD):
 - a missing target namespace gives Ready=False NamespaceNotFound and no requeue: the namespace's
   creation requeues the network;
 - an existing NAD whose owner-ref annotation names another object is never touched (Ready=False);
-- Ready=True NetworkReady once the NAD matches; a spec upstream admits but that cannot work as written
-  (empty resourceName, capabilities that are not an object of booleans) still gets its NAD, with
-  Ready=False NetworkSpecInvalid naming the field. Conditions go through server-side apply; transitions
-  are recorded as Events.
+- Ready=True NetworkReady once the NAD matches, exactly where upstream says so. A spec upstream admits
+  and renders but that cannot work as written (empty resourceName, capabilities that are not an object
+  of booleans, an ipam without a type, ...) gets its NAD and Ready=True like upstream, plus a separate
+  `SpecWarning` condition (status True, reason NetworkSpecInvalid, the message naming each field), so
+  `kubectl wait --for condition=Ready` behaves as upstream while the problem stays visible. The
+  condition is removed once the spec is sound. Conditions go through server-side apply; transitions are
+  recorded as Events;
+- a spec whose values cannot be rendered correctly (`sriovop.api.v1.unrenderable`: raw JSON that does
+  not parse, a quote in `logFile`, ...) gets no NAD: Ready=False NetworkAttachmentDefinitionInvalid with a
+  message naming the field, and the same text on SpecWarning. Upstream's reconcile errors out there before
+  touching any NAD, so a NAD rendered from an earlier, sound spec is left as it is (a pending
+  `networkNamespace` move waits too) until the spec renders again.
 Improvements: the old NAD is deleted on a move only if it is ours (upstream deletes whatever has that
-name), and a spec that renders invalid JSON is reported on the condition instead of retried forever.
+name); an unrenderable spec is reported on Ready instead of retried forever with no condition, and a
+spec whose pasted values would render keys the user never wrote (upstream renders those) is not
+rendered either.
 """
 
 from __future__ import annotations
@@ -39,8 +49,12 @@ import structlog
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION as NAD
-from sriovop.api.v1.networkproblems import REASON_NETWORK_SPEC_INVALID, network_spec_problems
-from sriovop.controllers.ready_condition import Recorder, set_ready
+from sriovop.api.v1.networkproblems import (
+    CONDITION_SPEC_WARNING,
+    REASON_NETWORK_SPEC_INVALID,
+    network_spec_problems,
+)
+from sriovop.controllers.ready_condition import ConditionSpec, Recorder, set_conditions
 from sriovop.render.nad import RenderError, owner_ref_annotation, render_nad, target_namespace
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
 from sriovop.runtime.errors import Conflict, NotFound
@@ -296,17 +310,19 @@ class NetworkReconciler:
         return None
 
     def _provisioned(self, network: Mapping[str, Any]) -> None:
-        """Ready=True, unless the spec has a problem upstream admits (then Ready=False naming it: the
-        NAD exists as upstream would render it, but pods using it would not get what they ask for)."""
-        problems = network_spec_problems(network.get("spec") or {})
-        if problems:
-            self._ready(network, False, REASON_NETWORK_SPEC_INVALID,
-                        "NetworkAttachmentDefinition is provisioned, but " + "; ".join(problems))
-            return
-        self._ready(network, True, consts.REASON_NETWORK_READY, "NetworkAttachmentDefinition is provisioned")
+        """Ready=True as upstream; what upstream lets through goes on the SpecWarning condition (`_ready`)."""
+        self._ready(network, True, consts.REASON_NETWORK_READY, "NetworkAttachmentDefinition is provisioned and ready")
 
     def _ready(self, network: Mapping[str, Any], ready: bool, reason: str, message: str) -> None:
+        """Write Ready and, beside it, SpecWarning while the spec has a problem upstream admits (removed by
+        the same apply once it has none): every write carries both, so neither drops the other."""
+        conditions = [ConditionSpec(consts.CONDITION_READY, "True" if ready else "False", reason, message)]
+        problems = network_spec_problems(network.get("spec") or {}, self.kind.kind)
+        if problems:
+            conditions.append(ConditionSpec(CONDITION_SPEC_WARNING, "True", REASON_NETWORK_SPEC_INVALID,
+                                            "; ".join(problems)))
         try:
-            set_ready(self.client, self.recorder, self.kind, network, ready, reason, message)
+            set_conditions(self.client, self.recorder, self.kind, network, conditions,
+                           absent=() if problems else (CONDITION_SPEC_WARNING,))
         except NotFound:
             pass  # deleted meanwhile; nothing to report on

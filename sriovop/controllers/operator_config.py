@@ -21,18 +21,20 @@ import structlog
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
-from sriovop.controllers.apply import apply_object, delete_object
+from sriovop.controllers.apply import apply_object, delete_object, owner_reference
 from sriovop.controllers.ready_condition import Recorder, set_ready
 from sriovop.controllers.webhook_certs.settings import CertMode, CertSettings
 from sriovop.render import metrics_exporter, webhook_configs, workloads
 from sriovop.render.settings import RenderSettings
 from sriovop.runtime.controller import Controller, Request, Result
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import Conflict, NotFound
 from sriovop.runtime.kinds import (
+    CONFIG_MAP,
     DAEMON_SET,
     MUTATING_WEBHOOK_CONFIGURATION,
     SERVICE,
     VALIDATING_WEBHOOK_CONFIGURATION,
+    Kind,
 )
 
 log = structlog.get_logger(__name__)
@@ -199,6 +201,19 @@ class OperatorConfigReconciler:
         apply_object(self.writer, MUTATING_WEBHOOK_CONFIGURATION, mutating)
         self._webhooks_applied()
 
+    def _create_if_absent(self, kind: Kind, obj: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
+        """Create `obj` (owned by `owner`) unless it exists; an existing one is the user's to edit."""
+        meta = obj["metadata"]
+        try:
+            self.writer.get(kind, meta["name"], meta.get("namespace"))
+        except NotFound:
+            body = {**obj, "metadata": {**meta, "ownerReferences": [owner_reference(owner)]}}
+            try:
+                self.writer.create(kind, body, meta.get("namespace"))
+            except Conflict as exc:
+                if not exc.already_exists:
+                    raise
+
     def _sync_injector(self, config: Mapping[str, Any], enabled: bool) -> None:
         ns = self.namespace
         if not enabled:
@@ -207,6 +222,7 @@ class OperatorConfigReconciler:
             delete_object(self.writer, DAEMON_SET, workloads.INJECTOR_NAME, ns)
             return
         openshift = self.certs.mode == CertMode.OPENSHIFT
+        self._create_if_absent(CONFIG_MAP, workloads.injector_control_switches(self.settings), config)
         apply_object(self.writer, DAEMON_SET, workloads.injector_daemonset(self.settings), config)
         apply_object(self.writer, SERVICE,
                      workloads.injector_service(self.settings, openshift_service_ca=openshift), config)

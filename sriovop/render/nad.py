@@ -4,7 +4,9 @@ Upstream builds `spec.config` with a Go text/template (values pasted in unescape
 as `capabilities` and `metaPlugins` pasted verbatim, `ipam` with *all* whitespace removed, even inside
 its strings) and then re-indents it with `json.Indent(…, "", "    ")`. Users diff these strings and
 tools compare them, so we reproduce that exactly: the same key order, the same conditional keys, the
-same quirks. Invalid raw JSON in a spec field makes rendering fail with a ValueError naming the field.
+same quirks. Where upstream's paste would produce invalid JSON, or JSON with keys the user never wrote as
+such (a raw-JSON field that does not parse on its own, a quote in `logFile`), rendering fails with a
+RenderError naming the field (`sriovop.api.v1.unrenderable`) instead.
 
 Key order of the CNI config (before indenting):
 - `cniVersion`, `name`; with metaPlugins a `plugins` list opens here, the main plugin first;
@@ -28,6 +30,7 @@ from sriovop.api.v1.kinds import (
     SRIOV_IB_NETWORK,
     SRIOV_NETWORK,
 )
+from sriovop.api.v1.unrenderable import unrenderable_fields
 from sriovop.render.jsonindent import go_indent
 from sriovop.runtime.kinds import Kind
 
@@ -155,6 +158,9 @@ def raw_cni_config(kind: Kind, network: Mapping[str, Any]) -> str:
 
 def cni_config(kind: Kind, network: Mapping[str, Any]) -> str:
     """The 4-space indented `spec.config` string stored in the NAD."""
+    unrenderable = unrenderable_fields(network.get("spec") or {}, kind.kind)
+    if unrenderable:
+        raise RenderError("; ".join(unrenderable))
     raw = raw_cni_config(kind, network)
     try:
         return go_indent(raw, "", "    ")

@@ -158,7 +158,7 @@ def injector_webhook_config(
 ) -> Obj:
     """The pod injector's MutatingWebhookConfiguration: `Ignore` by default so pods are still admitted
     when the injector is down; with the `resourceInjectorMatchCondition` gate `Fail`, but only called
-    for pods that carry the networks annotation (a CEL matchCondition)."""
+    for pods that carry the networks or the default-network annotation (a CEL matchCondition)."""
     policy: FailurePolicy = failure_policy or ("Fail" if match_condition else "Ignore")
     hook = _webhook(
         consts.INJECTOR_WEBHOOK_NAME, endpoint, POD_MUTATING_PATH,
@@ -167,10 +167,13 @@ def injector_webhook_config(
     )
     hook["reinvocationPolicy"] = "Never"
     if match_condition:
+        # Upstream's condition names only the networks annotation; the default-network annotation
+        # triggers injection too, so pods carrying it must reach the injector as well.
+        wanted = " || ".join(f"'{a}' in object.metadata.annotations"
+                             for a in (consts.POD_NETWORKS_ANNOTATION, consts.POD_DEFAULT_NETWORK_ANNOTATION))
         hook["matchConditions"] = [{
             "name": "include-networks-annotation",
-            "expression": f"has(object.metadata.annotations) && '{consts.POD_NETWORKS_ANNOTATION}' in "
-                          "object.metadata.annotations",
+            "expression": f"has(object.metadata.annotations) && ({wanted})",
         }]
     return _config("MutatingWebhookConfiguration", name, [hook], labels, annotations)
 

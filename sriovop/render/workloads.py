@@ -362,6 +362,17 @@ def injector_daemonset(settings: RenderSettings) -> Obj:
         INJECTOR_TOLERATIONS, {"component": "network", "type": "infra", "openshift.io/component": "network"})
 
 
+def injector_control_switches(settings: RenderSettings) -> Obj:
+    """The injector's `nri-control-switches` ConfigMap as upstream's operator ships it: the hugepage
+    downward API switched on. The operator creates it when absent and leaves it alone afterwards, so
+    edits (honor resources, user-defined injections) are the user's to make."""
+    return {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": consts.INJECTOR_CONTROL_SWITCHES_CONFIGMAP, "namespace": settings.namespace},
+        "data": {"config.json": '{\n  "features": {\n    "enableHugePageDownApi": true\n  }\n}\n'},
+    }
+
+
 def injector_service(settings: RenderSettings, *, openshift_service_ca: bool = False) -> Obj:
     return _service(INJECTOR_SERVICE, INJECTOR_NAME, settings.injector_webhook_port, settings,
                     _serving_cert_annotation(settings.injector_secret, openshift_service_ca))

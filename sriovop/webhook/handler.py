@@ -20,6 +20,7 @@ from sriovop.webhook.admission import AdmissionRequest, BadReview, Verdict, pars
 from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.inject import mutate_pod
 from sriovop.webhook.settings import WebhookSettings
+from sriovop.webhook.switches_source import StaticSwitches, SwitchesSource
 from sriovop.webhook.validate_configs import validate_operator_config, validate_pool_config
 from sriovop.webhook.validate_network import validate_network
 from sriovop.webhook.validate_policy import validate_policy
@@ -47,9 +48,11 @@ def _being_deleted(obj: dict[str, Any] | None) -> bool:
 
 
 class AdmissionHandler:
-    def __init__(self, view: ClusterView, settings: WebhookSettings) -> None:
+    def __init__(self, view: ClusterView, settings: WebhookSettings, switches: SwitchesSource | None = None) -> None:
+        """`switches` feeds the pod injector (default: upstream's flag defaults, no ConfigMap)."""
         self.view = view
         self.settings = settings
+        self.switches: SwitchesSource = switches or StaticSwitches()
         self._routes: dict[str, Rule] = {
             MUTATING_PATH: self._mutate_custom_resource,
             VALIDATING_PATH: self._validate_custom_resource,
@@ -112,4 +115,4 @@ class AdmissionHandler:
     def _mutate_pod(self, request: AdmissionRequest) -> Verdict:
         if request.kind != "Pod":
             return Verdict.allow()
-        return mutate_pod(request, self.view)
+        return mutate_pod(request, self.view, self.switches.current())

@@ -1,22 +1,23 @@
 """SriovNetwork, SriovIBNetwork and OVSNetwork validation.
 
-The raw-JSON fields are pasted into the NetworkAttachmentDefinition's CNI config, so a value that is
-not JSON at all would produce a NAD that every pod fails on much later; it is rejected here, at the
-moment the user can still see why. What upstream admits and can still render (an empty
-`resourceName`, `capabilities` that are not an object of booleans) is admitted with a warning and
-reported on the network's Ready condition (`sriovop.api.v1.networkproblems`), so existing YAML keeps
-applying.
+The rule: what upstream admits is admitted here too, even where upstream then fails to render it into a
+NetworkAttachmentDefinition. Where we see a problem upstream does not, the object is admitted with an
+admission warning, and the controller reports the same text on a separate `SpecWarning` condition
+(`sriovop.api.v1.networkproblems`). docs/networks-vs-upstream.md lists every case.
 
-Stricter than upstream (whose webhook checks only `networkNamespace`): JSON that does not parse in
-`capabilities`, `ipam` or `metaPlugins`, an `ipam` without a `type`, metaPlugins without a `type`,
-quotes in string fields pasted into the JSON, and out-of-range or unknown enum values the CRD schema
-would also refuse. Each of those can only ever give a NAD that fails every pod.
+That includes values the controller cannot render correctly: raw-JSON fields (`capabilities`, `ipam`,
+`metaPlugins`) that do not parse, and `logFile`, `bridge` or `interfaceType` with a quote or a bad
+backslash that would break out of the CNI config's JSON string. Upstream admits these (and then fails to
+render them), so they are admitted with a warning too; the controller renders no NAD for them and says
+why on Ready=False (`sriovop.api.v1.unrenderable`).
+
+Denied, besides upstream's one rule (`networkNamespace` only in the operator namespace): wrong types,
+out-of-range numbers and unknown enum values. The CRD schema (upstream's too) rejects these before any
+webhook runs; the checks here only matter when the webhook is called on its own.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from sriovop.api.v1.networkproblems import network_spec_problems
@@ -24,8 +25,6 @@ from sriovop.webhook.admission import AdmissionRequest, Denied, Verdict
 from sriovop.webhook.fields import get_int, get_map, get_str, loose_str
 from sriovop.webhook.settings import WebhookSettings
 
-_BRIDGE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*$")
-_INTERFACE_TYPE = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ENUMS = {
     "vlanProto": ("802.1q", "802.1Q", "802.1ad", "802.1AD"),
     "spoofChk": ("on", "off"),
@@ -35,50 +34,10 @@ _ENUMS = {
 }
 
 
-def _json(text: str, path: str, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise Denied(path, f"{what} must be valid JSON: {exc}") from None
-
-
-def _check_capabilities(spec: dict[str, Any]) -> None:
-    text = get_str(spec, "capabilities", "spec.capabilities")
-    if not text:
-        return
-    _json(text, "spec.capabilities", "capabilities")  # the shape is a warning (networkproblems)
-
-
-def _check_ipam(spec: dict[str, Any]) -> None:
-    text = get_str(spec, "ipam", "spec.ipam")
-    if not text:
-        return
-    ipam = _json(text, "spec.ipam", "ipam")
-    if not isinstance(ipam, dict):
-        raise Denied("spec.ipam", "ipam must be a JSON object")
-    if ipam and (not isinstance(ipam.get("type"), str) or not ipam["type"].strip()):
-        raise Denied("spec.ipam", 'ipam must contain a non-empty string "type" field (or be {})')
-
-
-def _check_meta_plugins(spec: dict[str, Any]) -> None:
-    text = get_str(spec, "metaPlugins", "spec.metaPlugins")
-    if not text:
-        return
-    # The value is a comma-separated list of objects spliced into the rendered `plugins` array.
-    plugins = _json(f"[{text}]", "spec.metaPlugins", "metaPlugins (one or more comma-separated plugin objects)")
-    if not plugins:
-        raise Denied("spec.metaPlugins", "metaPlugins must contain at least one plugin object")
-    for i, plugin in enumerate(plugins):
-        if not isinstance(plugin, dict):
-            raise Denied("spec.metaPlugins", f"metaPlugins[{i}] must be a JSON object")
-        kind = plugin.get("type")
-        if not isinstance(kind, str) or not kind.strip():
-            raise Denied("spec.metaPlugins", f'metaPlugins[{i}] must contain a non-empty string "type" field')
-
-
-def _no_json_specials(value: str, path: str, what: str) -> None:
-    if '"' in value or "\\" in value:
-        raise Denied(path, f"{what} must not contain quotes or backslashes")
+def _check_strings(spec: dict[str, Any], fields: tuple[str, ...]) -> None:
+    """Only the type: what a string holds is at worst a warning (`networkproblems`)."""
+    for field in fields:
+        get_str(spec, field, f"spec.{field}")
 
 
 def _check_sriov_fields(spec: dict[str, Any]) -> None:
@@ -95,35 +54,16 @@ def _check_sriov_fields(spec: dict[str, Any]) -> None:
     for key in ("minTxRate", "maxTxRate"):
         if get_int(spec, key, f"spec.{key}") < 0:
             raise Denied(f"spec.{key}", f"{key} must not be negative")
-    log_file = get_str(spec, "logFile", "spec.logFile")
-    if log_file:
-        _no_json_specials(log_file, "spec.logFile", "logFile")
+    _check_strings(spec, ("logFile",))
 
 
 def _check_ovs_fields(spec: dict[str, Any]) -> None:
-    bridge = get_str(spec, "bridge", "spec.bridge")
-    if bridge:
-        _no_json_specials(bridge, "spec.bridge", "bridge")
-        if len(bridge) > 15:
-            raise Denied("spec.bridge", f"bridge name {bridge!r} must be at most 15 characters")
-        if not _BRIDGE.match(bridge):
-            raise Denied(
-                "spec.bridge",
-                "bridge name must start with an alphanumeric character and contain only alphanumeric "
-                "characters, dots, underscores, or dashes",
-            )
-    itype = get_str(spec, "interfaceType", "spec.interfaceType")
-    if itype:
-        _no_json_specials(itype, "spec.interfaceType", "interfaceType")
-        if len(itype) > 32 or not _INTERFACE_TYPE.match(itype):
-            raise Denied(
-                "spec.interfaceType",
-                "interfaceType must be at most 32 characters of letters, digits, underscores or dashes",
-            )
-    for key, top in (("vlan", 4095), ("mtu", 65535)):
-        value = get_int(spec, key, f"spec.{key}")
-        if not 0 <= value <= top:
-            raise Denied(f"spec.{key}", f"{key} {value} is out of range 0..{top}")
+    _check_strings(spec, ("bridge", "interfaceType"))
+    vlan = get_int(spec, "vlan", "spec.vlan")
+    if not 0 <= vlan <= 4095:
+        raise Denied("spec.vlan", f"vlan {vlan} is out of range 0..4095")
+    if get_int(spec, "mtu", "spec.mtu") < 0:
+        raise Denied("spec.mtu", "mtu must not be negative")
 
 
 def validate_network(request: AdmissionRequest, settings: WebhookSettings) -> Verdict:
@@ -143,10 +83,7 @@ def validate_network(request: AdmissionRequest, settings: WebhookSettings) -> Ve
                 f".Spec.NetworkNamespace field can't be specified if the resource is not in the "
                 f"{settings.namespace} namespace (the NAD is created in the network's own namespace, {namespace})",
             )
-        get_str(spec, "resourceName", "spec.resourceName")
-        _check_capabilities(spec)
-        _check_ipam(spec)
-        _check_meta_plugins(spec)
+        _check_strings(spec, ("resourceName", "capabilities", "ipam", "metaPlugins"))
         if request.kind == "SriovNetwork":
             _check_sriov_fields(spec)
         elif request.kind == "SriovIBNetwork":
@@ -157,4 +94,4 @@ def validate_network(request: AdmissionRequest, settings: WebhookSettings) -> Ve
             _check_ovs_fields(spec)
     except Denied as denied:
         return Verdict.deny(request, denied)
-    return Verdict.allow(warnings=network_spec_problems(spec))
+    return Verdict.allow(warnings=network_spec_problems(spec, request.kind))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,9 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import ApiError, NotFound
 from sriovop.webhook.cluster_view import ClientClusterView, SupportedNicSource, configmap_fetcher
+from sriovop.webhook.control_switches import ControlSwitches
 from sriovop.webhook.settings import WebhookSettings
+from sriovop.webhook.switches_source import WatchedSwitches
 from test.support.webhook_objects import SUPPORTED_NIC_DATA, intel_xxv710, mellanox_cx6, node_state
 from test.support.webhook_server import Running, running_webhook
 
@@ -36,6 +38,7 @@ class WebhookCluster:
     apps_ns: str
     node_names: list[str]
     hook: Running
+    switches: WatchedSwitches
     config_names: list[tuple[Any, str]] = field(default_factory=list)
 
     @property
@@ -99,6 +102,7 @@ def webhook_cluster(cp: ControlPlane, nic_ttl: float = 0.5) -> Iterator[WebhookC
     node_names = [f"wh-{run}-worker-{i}" for i in range(2)]
     configs: list[tuple[Any, str]] = []
     created_nodes: list[str] = []
+    stops: list[Callable[[], None]] = []
     try:
         for ns in (operator_ns, apps_ns):
             _create_namespace(client, ns, run)
@@ -114,8 +118,12 @@ def webhook_cluster(cp: ControlPlane, nic_ttl: float = 0.5) -> Iterator[WebhookC
         view = ClientClusterView(client, operator_ns,
                                  SupportedNicSource(configmap_fetcher(client, operator_ns), ttl=nic_ttl))
         serving = cp.issue_serving_cert(["127.0.0.1"])
-        with running_webhook(view, settings, serving, cp.ca_pem) as hook:
-            wc = WebhookCluster(client, run, operator_ns, apps_ns, node_names, hook, configs)
+        switches = WatchedSwitches(client, operator_ns, ControlSwitches())
+        stops.append(switches.stop)
+        if not switches.start(timeout=60.0):
+            raise TimeoutError("the webhook's nri-control-switches watch did not sync")
+        with running_webhook(view, settings, serving, cp.ca_pem, switches=switches) as hook:
+            wc = WebhookCluster(client, run, operator_ns, apps_ns, node_names, hook, switches, configs)
             endpoint = Endpoint.url(hook.url, cp.ca_pem)
             selector = {"matchLabels": {RUN_LABEL: run}}
             validating, mutating = operator_webhook_configs(
@@ -130,6 +138,8 @@ def webhook_cluster(cp: ControlPlane, nic_ttl: float = 0.5) -> Iterator[WebhookC
             _wait_active(client, wc)
             yield wc
     finally:
+        for stop in stops:
+            stop()
         for kind, name in configs:
             with contextlib.suppress(NotFound):
                 client.delete(kind, name)

@@ -17,6 +17,7 @@ from sriovop.webhook.cluster_view import ClusterView
 from sriovop.webhook.handler import AdmissionHandler
 from sriovop.webhook.server import WebhookServer, server_ssl_context
 from sriovop.webhook.settings import WebhookSettings
+from sriovop.webhook.switches_source import SwitchesSource
 
 
 @dataclass
@@ -57,9 +58,10 @@ class Running:
 
 @contextmanager
 def running_webhook(view: ClusterView, settings: WebhookSettings, serving: KeyPair | None = None,
-                    ca_pem: bytes | None = None, host: str = "127.0.0.1") -> Iterator[Running]:
+                    ca_pem: bytes | None = None, host: str = "127.0.0.1",
+                    switches: SwitchesSource | None = None) -> Iterator[Running]:
     """Serve on a free port; `serving`/`ca_pem` default to a throwaway CA (use the control plane's
-    `issue_serving_cert` when the API server must trust it)."""
+    `issue_serving_cert` when the API server must trust it); `switches` feeds the pod injector."""
     if serving is None:
         ca = CertificateAuthority("webhook-test-ca")
         serving, ca_pem = ca.issue_server([host]), ca.cert_pem
@@ -67,7 +69,7 @@ def running_webhook(view: ClusterView, settings: WebhookSettings, serving: KeyPa
     with tempfile.TemporaryDirectory() as tmp:
         cert, key = serving.write(Path(tmp), "webhook")
         ctx = server_ssl_context(cert, key)
-    server = WebhookServer((host, 0), AdmissionHandler(view, settings), ctx)
+    server = WebhookServer((host, 0), AdmissionHandler(view, settings, switches), ctx)
     server.start_background()
     try:
         yield Running(server, ca_pem, host, server.port)

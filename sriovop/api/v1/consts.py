@@ -102,6 +102,8 @@ DEVICE_PLUGIN_APP_LABEL_VALUE: Final = "sriov-device-plugin"
 NAD_RESOURCE_NAME_ANNOTATION: Final = "k8s.v1.cni.cncf.io/resourceName"
 #: Pod annotation listing the networks to attach (comma list or JSON list).
 POD_NETWORKS_ANNOTATION: Final = "k8s.v1.cni.cncf.io/networks"
+#: Pod annotation replacing the cluster network (Multus); the pod injector reads it too.
+POD_DEFAULT_NETWORK_ANNOTATION: Final = "v1.multus-cni.io/default-network"
 #: NAD annotation "<Kind>.<group>/<namespace>/<name>" naming the CR that owns it.
 OWNER_REF_ANNOTATION: Final = f"{GROUP}/owner-ref"
 #: Network CR annotation holding the namespace of the NAD last rendered.
@@ -160,3 +162,5 @@ OPERATOR_WEBHOOK_CONFIG_NAME: Final = "sriov-operator-webhook-config"
 OPERATOR_WEBHOOK_NAME: Final = f"operator-webhook.{GROUP}"
 INJECTOR_WEBHOOK_CONFIG_NAME: Final = "network-resources-injector-config"
 INJECTOR_WEBHOOK_NAME: Final = "network-resources-injector-config.k8s.io"
+#: ConfigMap (operator namespace) whose `config.json` switches the pod injector's features on the fly.
+INJECTOR_CONTROL_SWITCHES_CONFIGMAP: Final = "nri-control-switches"

@@ -19,6 +19,7 @@ from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import EVENT, NAMESPACE, Kind
 from test.support.controllers_harness import network_controllers, wait_for
 from test.support.kube import create_namespace, delete_namespace
+from test.support.kubectl import run_kubectl
 
 
 @pytest.fixture
@@ -193,26 +194,120 @@ def test_network_outside_operator_namespace(api: Client, namespace: str, other_n
     wait_for(lambda: gone(api, NAD, "local", other_namespace), what="NAD of the deleted network removed")
 
 
+def condition(client: Client, kind: Kind, namespace: str, name: str, type_: str) -> dict[str, Any] | None:
+    obj = client.get(kind, name, namespace)
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond["type"] == type_:
+            return cond  # type: ignore[no-any-return]
+    return None
+
+
 @pytest.mark.parametrize(("kind", "spec", "fragment"), [
     (SRIOV_NETWORK, {"resourceName": ""}, "spec.resourceName: is empty"),
+    (SRIOV_NETWORK, {"capabilities": '{"mac": "yes"}'}, "spec.capabilities: should be a JSON object"),
     (SRIOV_IB_NETWORK, {"capabilities": '{"infinibandGUID": "yes"}'}, "spec.capabilities: should be a JSON object"),
     (OVS_NETWORK, {"capabilities": "[1]"}, "spec.capabilities: should be a JSON object"),
+    (SRIOV_NETWORK, {"ipam": '{"subnet": "10.0.0.0/24"}'}, 'spec.ipam: has no non-empty string "type"'),
+    (SRIOV_NETWORK, {"metaPlugins": '{"sysctl": {}}'}, 'spec.metaPlugins: element 0 has no non-empty string'),
+    (OVS_NETWORK, {"bridge": "a-very-long-bridge-name"}, "spec.bridge: is not a valid OVS bridge name"),
 ])
-def test_spec_upstream_admits_gets_its_nad_and_a_not_ready_condition(
+def test_spec_upstream_renders_is_ready_with_a_spec_warning(
         api: Client, namespace: str, kind: Kind, spec: dict[str, Any], fragment: str) -> None:
-    """What upstream renders is rendered (existing YAML keeps working); Ready says what is wrong, and
-    fixing the spec turns it Ready."""
+    """What upstream renders is rendered and Ready=True as upstream says; our concern is a separate
+    SpecWarning condition naming the field, removed once the spec is fixed (Ready stays True)."""
     create_network(api, kind, namespace, "odd", **spec)
     nad = wait_for(lambda: api.get(NAD, "odd", namespace), what="the NAD")
     if "capabilities" in spec:
         assert nad_config(api, namespace, "odd")["capabilities"] == json.loads(spec["capabilities"])
-    else:
+    elif "resourceName" in spec:
         assert nad["metadata"]["annotations"][consts.NAD_RESOURCE_NAME_ANNOTATION] == "openshift.io/"
-    cond = wait_for(lambda: (c := ready(api, kind, namespace, "odd")) and c["status"] == "False" and c,
-                    what="Ready=False")
-    assert cond["reason"] == "NetworkSpecInvalid"
-    assert fragment in cond["message"], cond["message"]
-    api.patch(kind, "odd", {"spec": {"resourceName": "fixed", "capabilities": '{"mac": true}'}}, namespace)
-    cond = wait_for(lambda: (c := ready(api, kind, namespace, "odd")) and c["status"] == "True" and c,
-                    what="Ready=True after the fix")
-    assert cond["reason"] == "NetworkReady"
+    warning = wait_for(lambda: condition(api, kind, namespace, "odd", "SpecWarning"), what="SpecWarning")
+    assert (warning["status"], warning["reason"]) == ("True", "NetworkSpecInvalid")
+    assert fragment in warning["message"], warning["message"]
+    cond = ready(api, kind, namespace, "odd")
+    assert cond is not None and (cond["status"], cond["reason"]) == ("True", "NetworkReady"), cond
+    api.patch(kind, "odd", {"spec": {"resourceName": "fixed", "capabilities": '{"mac": true}', "ipam": "{}",
+                                     "metaPlugins": None, "bridge": None}}, namespace)
+    wait_for(lambda: condition(api, kind, namespace, "odd", "SpecWarning") is None,
+             what="SpecWarning removed after the fix")
+    cond = ready(api, kind, namespace, "odd")
+    assert cond is not None and (cond["status"], cond["reason"]) == ("True", "NetworkReady"), cond
+    assert nad_config(api, namespace, "odd")["capabilities"] == {"mac": True}
+
+
+def test_kubectl_wait_ready_on_a_warned_network_succeeds(api: Client, kubeconfig: Path, namespace: str) -> None:
+    """`kubectl wait --for condition=Ready` returns as on upstream for a network it admits and renders;
+    `--for condition=SpecWarning` finds our concern."""
+    create_network(api, SRIOV_NETWORK, namespace, "warned", resourceName="")
+    done = run_kubectl(kubeconfig, "wait", "--for", "condition=Ready", "--timeout=120s", "-n", namespace,
+                       "sriovnetwork/warned", check=False)
+    assert done.returncode == 0, done.stderr
+    assert "condition met" in done.stdout
+    done = run_kubectl(kubeconfig, "wait", "--for", "condition=SpecWarning", "--timeout=120s", "-n", namespace,
+                       "sriovnetwork/warned", check=False)
+    assert done.returncode == 0, done.stderr
+    # a network Ready=False (its namespace does not exist) still makes kubectl wait time out, as upstream
+    create_network(api, SRIOV_NETWORK, namespace, "nowhere", networkNamespace=f"missing-{uuid.uuid4().hex[:6]}")
+    wait_for(lambda: (c := ready(api, SRIOV_NETWORK, namespace, "nowhere")) and c["status"] == "False",
+             what="Ready=False NamespaceNotFound")
+    done = run_kubectl(kubeconfig, "wait", "--for", "condition=Ready", "--timeout=3s", "-n", namespace,
+                       "sriovnetwork/nowhere", check=False)
+    assert done.returncode != 0
+
+
+@pytest.mark.parametrize(("kind", "spec", "field"), [
+    (SRIOV_IB_NETWORK, {"capabilities": "infinibandGUID"}, "spec.capabilities"),
+    (SRIOV_NETWORK, {"ipam": "{'type': 'dhcp'}"}, "spec.ipam"),
+    (OVS_NETWORK, {"metaPlugins": '{"type": "tuning"'}, "spec.metaPlugins"),
+    # Upstream renders this one, with a `type` key the user never wrote as such.
+    (SRIOV_NETWORK, {"logFile": '/tmp/a","type":"macvlan'}, "spec.logFile"),
+    (OVS_NETWORK, {"bridge": 'br"0'}, "spec.bridge"),
+])
+def test_unrenderable_spec_gets_no_nad_and_ready_false_naming_the_field(
+        api: Client, namespace: str, kind: Kind, spec: dict[str, Any], field: str) -> None:
+    """Simulated host (no node involved): the CRD schema admits these strings, as upstream's does. No NAD
+    is rendered; Ready=False NetworkAttachmentDefinitionInvalid and SpecWarning both name the field."""
+    create_network(api, kind, namespace, "broken", **spec)
+    cond = wait_for(lambda: ready(api, kind, namespace, "broken"), timeout=120, what="Ready condition")
+    assert (cond["status"], cond["reason"]) == ("False", "NetworkAttachmentDefinitionInvalid"), cond
+    assert cond["message"].startswith(f"{field}: "), cond["message"]
+    assert "the NetworkAttachmentDefinition is not rendered" in cond["message"]
+    warning = wait_for(lambda: condition(api, kind, namespace, "broken", "SpecWarning"), timeout=120,
+                       what="SpecWarning")
+    assert (warning["status"], warning["reason"]) == ("True", "NetworkSpecInvalid")
+    assert warning["message"].startswith(f"{field}: "), warning["message"]
+    assert gone(api, NAD, "broken", namespace)
+    events = wait_for(lambda: [e for e in api.list(EVENT, namespace) if e["involvedObject"]["name"] == "broken"
+                               and e["reason"] == "NetworkAttachmentDefinitionInvalid"], timeout=120,
+                      what="a NetworkAttachmentDefinitionInvalid event")
+    assert events[0]["type"] == "Warning"
+
+
+def test_nad_from_an_earlier_spec_is_left_while_the_spec_cannot_render(api: Client, namespace: str,
+                                                                       other_namespace: str) -> None:
+    """Simulated host: as upstream (whose reconcile errors out before touching any NAD), the NAD rendered
+    from the last sound spec stays as it is, a pending move included; Ready=False says why. Fixing the
+    spec renders again."""
+    create_network(api, SRIOV_IB_NETWORK, namespace, "ib", capabilities='{"infinibandGUID": true}')
+    wait_for(lambda: (c := ready(api, SRIOV_IB_NETWORK, namespace, "ib")) and c["status"] == "True",
+             timeout=120, what="Ready=True")
+    before = api.get(NAD, "ib", namespace)
+    api.patch(SRIOV_IB_NETWORK, "ib", {"spec": {"capabilities": "infinibandGUID",
+                                                "networkNamespace": other_namespace}}, namespace)
+    cond = wait_for(lambda: (c := ready(api, SRIOV_IB_NETWORK, namespace, "ib")) and c["status"] == "False" and c,
+                    timeout=120, what="Ready=False")
+    assert cond["reason"] == "NetworkAttachmentDefinitionInvalid"
+    assert cond["message"].startswith("spec.capabilities: is not valid JSON"), cond["message"]
+    after = api.get(NAD, "ib", namespace)
+    assert (after["metadata"]["resourceVersion"], after["spec"]) == (before["metadata"]["resourceVersion"],
+                                                                     before["spec"])
+    assert json.loads(after["spec"]["config"])["capabilities"] == {"infinibandGUID": True}
+    assert gone(api, NAD, "ib", other_namespace)
+    api.patch(SRIOV_IB_NETWORK, "ib", {"spec": {"capabilities": '{"infinibandGUID": false}'}}, namespace)
+    moved = wait_for(lambda: nad_config(api, other_namespace, "ib"), timeout=120, what="NAD rendered again")
+    assert moved["capabilities"] == {"infinibandGUID": False}
+    wait_for(lambda: gone(api, NAD, "ib", namespace), timeout=120, what="the old NAD removed by the move")
+    wait_for(lambda: (c := ready(api, SRIOV_IB_NETWORK, namespace, "ib")) and c["status"] == "True",
+             timeout=120, what="Ready=True again")
+    wait_for(lambda: condition(api, SRIOV_IB_NETWORK, namespace, "ib", "SpecWarning") is None, timeout=120,
+             what="SpecWarning removed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from sriovop.runtime.controller import Request
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.events import EventRecorder
 from sriovop.runtime.kinds import (
+    CONFIG_MAP,
     DAEMON_SET,
     MUTATING_WEBHOOK_CONFIGURATION,
     SECRET,
@@ -152,6 +154,15 @@ def test_daemonsets_rendered_applied_and_updated(kubeconfig: Path, namespace: st
         cluster_ip = svc["spec"]["clusterIP"]
         reconciler.reconcile(Request(namespace, "default"))
         assert client.get(SERVICE, workloads.INJECTOR_SERVICE, namespace)["spec"]["clusterIP"] == cluster_ip
+        # The injector's switches as upstream ships them (hugepage downward API on); a user's edit stays.
+        switches = client.get(CONFIG_MAP, consts.INJECTOR_CONTROL_SWITCHES_CONFIGMAP, namespace)
+        assert json.loads(switches["data"]["config.json"]) == {"features": {"enableHugePageDownApi": True}}
+        assert switches["metadata"]["ownerReferences"][0]["kind"] == "SriovOperatorConfig"
+        switches["data"]["config.json"] = '{"features": {"enableHonorExistingResources": true}}'
+        client.update(CONFIG_MAP, switches)
+        reconciler.reconcile(Request(namespace, "default"))
+        assert client.get(CONFIG_MAP, consts.INJECTOR_CONTROL_SWITCHES_CONFIGMAP, namespace)["data"] == \
+            switches["data"]
 
         # Deleting the config removes the cluster-scoped webhook configuration, then the finalizer.
         client.delete(SRIOV_OPERATOR_CONFIG, "default", namespace)

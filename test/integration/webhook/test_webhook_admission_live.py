@@ -3,8 +3,10 @@ namespaces, judging what users create with kubectl."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,8 @@ from sriovop.api.v1 import kinds
 from sriovop.devcluster import ControlPlane
 from sriovop.runtime import kinds as core
 from sriovop.runtime.errors import ApiError, NotFound
+from test.support.controllers_harness import network_controllers, wait_for
+from test.support.kubectl import run_kubectl
 from test.support.webhook_cluster import WebhookCluster, webhook_cluster
 from test.support.webhook_objects import nad
 
@@ -124,20 +128,6 @@ DENIED: list[tuple[str, str, str, str, dict[str, Any], str, str]] = [
      "spec.networkNamespace", "can't be specified"),
     ("ovsnet-namespace", "OVSNetwork", "apps", "net", {"resourceName": "x", "networkNamespace": "e"},
      "spec.networkNamespace", "can't be specified"),
-    ("net-ipam", "SriovNetwork", "op", "net", {"resourceName": "x", "ipam": "{'type': 'dhcp'}"}, "spec.ipam",
-     "must be valid JSON"),
-    ("net-caps", "SriovNetwork", "op", "net", {"resourceName": "x", "capabilities": "{mac: true}"},
-     "spec.capabilities", "must be valid JSON"),
-    ("net-meta", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"sysctl": {}}'},
-     "spec.metaPlugins", '"type" field'),
-    ("net-logfile", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": "a\\b"}, "spec.logFile",
-     "quotes or backslashes"),
-    ("ibnet-ipam", "SriovIBNetwork", "op", "net", {"resourceName": "x", "ipam": '{"type": ""}'}, "spec.ipam",
-     '"type" field'),
-    ("ovs-bridge", "OVSNetwork", "op", "net", {"resourceName": "x", "bridge": "br 0"}, "spec.bridge",
-     "must start with an alphanumeric"),
-    ("ovs-itype", "OVSNetwork", "op", "net", {"resourceName": "x", "interfaceType": "a\"b"}, "spec.interfaceType",
-     "quotes or backslashes"),
 ]
 
 
@@ -173,9 +163,22 @@ ALLOWED: list[tuple[str, str, str, str, dict[str, Any]]] = [
                                           "ipam": '{"type": "host-local", "subnet": "10.1.0.0/24"}'}),
     ("net-apps", "SriovNetwork", "apps", "net", {"resourceName": "x"}),
     ("ovsnet", "OVSNetwork", "apps", "net", {"resourceName": "x", "bridge": "br-phy"}),
-    # Upstream admits these; they get an admission warning and a Ready=False condition instead.
+    # Upstream admits and renders these; they get an admission warning (test below) and a SpecWarning
+    # condition, Ready as upstream.
     ("net-empty-resource", "SriovNetwork", "op", "net", {"resourceName": ""}),
     ("ibnet-caps-not-bools", "SriovIBNetwork", "apps", "net", {"resourceName": "x", "capabilities": "[true]"}),
+    ("net-meta-no-type", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"sysctl": {}}'}),
+    ("net-logfile-escape", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": "a\\b"}),
+    ("ibnet-ipam-no-type", "SriovIBNetwork", "op", "net", {"resourceName": "x", "ipam": '{"type": ""}'}),
+    ("ovs-bridge-name", "OVSNetwork", "op", "net", {"resourceName": "x", "bridge": "br 0"}),
+    # Upstream admits these too, then fails to render them: a warning here, and the controller renders no
+    # NAD (Ready=False NetworkAttachmentDefinitionInvalid).
+    ("net-ipam", "SriovNetwork", "op", "net", {"resourceName": "x", "ipam": "{'type': 'dhcp'}"}),
+    ("net-caps", "SriovNetwork", "op", "net", {"resourceName": "x", "capabilities": "{mac: true}"}),
+    ("ibnet-caps", "SriovIBNetwork", "op", "net", {"resourceName": "x", "capabilities": "infinibandGUID"}),
+    ("net-meta", "SriovNetwork", "op", "net", {"resourceName": "x", "metaPlugins": '{"type": "tuning"'}),
+    ("net-logfile", "SriovNetwork", "op", "net", {"resourceName": "x", "logFile": 'a"b'}),
+    ("ovs-itype", "OVSNetwork", "op", "net", {"resourceName": "x", "interfaceType": "a\"b"}),
 ]
 
 
@@ -183,6 +186,67 @@ ALLOWED: list[tuple[str, str, str, str, dict[str, Any]]] = [
 def test_allowed(wc: WebhookCluster, kind: str, ns_role: str, name: str, spec: dict[str, Any]) -> None:
     obj = wc.policy(name, **spec) if kind == POLICY else _obj(wc, kind, ns_role, name, spec)
     wc.client.create(kinds.kind_by_name(kind), obj, dry_run=True)
+
+
+@pytest.mark.parametrize(("kind", "spec", "warning"), [
+    ("SriovNetwork", {"resourceName": ""}, "Warning: spec.resourceName: is empty"),
+    ("SriovIBNetwork", {"resourceName": "x", "ipam": '{"type": ""}'}, 'Warning: spec.ipam: has no non-empty'),
+    ("OVSNetwork", {"resourceName": "x", "bridge": "br 0"}, "Warning: spec.bridge: is not a valid OVS bridge"),
+    ("SriovIBNetwork", {"resourceName": "x", "capabilities": "infinibandGUID"},
+     "Warning: spec.capabilities: is not valid JSON"),
+    ("SriovNetwork", {"resourceName": "x", "logFile": 'a","type":"macvlan'}, "Warning: spec.logFile: contains a "
+     "double quote"),
+    ("OVSNetwork", {"resourceName": "x", "metaPlugins": "{"},
+     "Warning: spec.metaPlugins: is not one or more comma-separated JSON objects"),
+])
+def test_kubectl_shows_the_warning_of_a_network_upstream_admits(wc: WebhookCluster, kubeconfig: Path,
+                                                               tmp_path: Path, kind: str, spec: dict[str, Any],
+                                                               warning: str) -> None:
+    manifest = tmp_path / "net.json"
+    manifest.write_text(json.dumps(_obj(wc, kind, "op", "warned", spec)))
+    done = run_kubectl(kubeconfig, "create", "--dry-run=server", "-f", str(manifest), "-o", "name")
+    assert done.stdout.strip().endswith("/warned"), done.stdout
+    assert warning in done.stderr, done.stderr
+
+
+def _condition(client: Any, kind: str, name: str, namespace: str, type_: str) -> dict[str, Any] | None:
+    obj = client.get(kinds.kind_by_name(kind), name, namespace)
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == type_), None)
+
+
+def _gone(client: Any, kind: str, name: str, namespace: str) -> bool:
+    try:
+        client.get(kinds.kind_by_name(kind), name, namespace)
+    except NotFound:
+        return True
+    return False
+
+
+def test_ib_network_with_capabilities_that_are_not_json_is_admitted_with_a_warning_and_gets_no_nad(
+        wc: WebhookCluster, kubeconfig: Path, tmp_path: Path) -> None:
+    """The webhook and the network controllers behind the real kube-apiserver (no node: no host involved).
+    Upstream admits `capabilities: infinibandGUID` and then cannot render it: kubectl prints our warning,
+    the object is stored, no NAD appears and Ready=False names spec.capabilities."""
+    kind, name, ns = "SriovIBNetwork", "ib-guid", wc.operator_ns
+    manifest = tmp_path / "ib.json"
+    manifest.write_text(json.dumps(_obj(wc, kind, "op", name, {"resourceName": "mlx_ib",
+                                                                "capabilities": "infinibandGUID"})))
+    with network_controllers(kubeconfig, ns) as client:
+        try:
+            done = run_kubectl(kubeconfig, "apply", "-f", str(manifest))
+            assert "Warning: spec.capabilities: is not valid JSON" in done.stderr, done.stderr
+            assert f"sriovibnetwork.sriovnetwork.openshift.io/{name} created" in done.stdout, done.stdout
+            cond = wait_for(lambda: _condition(client, kind, name, ns, "Ready"), timeout=120, what="Ready")
+            assert (cond["status"], cond["reason"]) == ("False", "NetworkAttachmentDefinitionInvalid"), cond
+            assert cond["message"].startswith("spec.capabilities: is not valid JSON"), cond["message"]
+            warning = wait_for(lambda: _condition(client, kind, name, ns, "SpecWarning"), timeout=120,
+                               what="SpecWarning")
+            assert warning["message"].startswith("spec.capabilities: "), warning["message"]
+            with pytest.raises(NotFound):
+                client.get(kinds.NETWORK_ATTACHMENT_DEFINITION, name, ns)
+        finally:
+            client.delete(kinds.kind_by_name(kind), name, ns)
+            wait_for(lambda: _gone(client, kind, name, ns), timeout=120, what="the network deleted")
 
 
 def test_policy_outside_operator_namespace_is_stored_with_a_warning(wc: WebhookCluster) -> None:

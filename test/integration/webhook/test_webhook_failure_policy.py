@@ -7,6 +7,8 @@ import contextlib
 import time
 import uuid
 
+import pytest
+
 from sriovop.api.v1 import kinds
 from sriovop.devcluster import ControlPlane
 from sriovop.devcluster.process import free_port
@@ -83,10 +85,10 @@ def test_injector_match_condition_calls_only_annotated_pods(control_plane: Contr
         client.create(core.SERVICE_ACCOUNT, {"metadata": {"name": "default", "namespace": ns}})
         client.create(core.MUTATING_WEBHOOK_CONFIGURATION, injector)
 
-        def pod(name: str, annotated: bool) -> dict[str, object]:
+        def pod(name: str, annotated: bool, annotation: str = "k8s.v1.cni.cncf.io/networks") -> dict[str, object]:
             meta: dict[str, object] = {"name": name, "namespace": ns}
             if annotated:
-                meta["annotations"] = {"k8s.v1.cni.cncf.io/networks": "net"}
+                meta["annotations"] = {annotation: "net"}
             return {"metadata": meta, "spec": {"containers": [{"name": "main", "image": "busybox"}]}}
 
         deadline = time.monotonic() + 30
@@ -99,6 +101,9 @@ def test_injector_match_condition_calls_only_annotated_pods(control_plane: Contr
                 break
             assert time.monotonic() < deadline, "the injector configuration never took effect"
             time.sleep(0.2)
+        with pytest.raises(ApiError) as info:  # the default network triggers injection too: sent, so blocked
+            client.create(core.POD, pod("default-net", True, "v1.multus-cni.io/default-network"), dry_run=True)
+        assert "network-resources-injector-config.k8s.io" in info.value.message
         client.create(core.POD, pod("plain", False))  # not sent to the (dead) injector at all
     finally:
         with contextlib.suppress(NotFound):

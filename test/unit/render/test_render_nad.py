@@ -136,10 +136,35 @@ def test_annotations_and_owner_reference() -> None:
         f"OVSNetwork.sriovnetwork.openshift.io/{OPERATOR_NS}/test"
 
 
-@pytest.mark.parametrize("field", ["capabilities", "ipam", "metaPlugins"])
-def test_invalid_raw_json_names_the_fields(field: str) -> None:
-    with pytest.raises(RenderError, match=r"spec\.capabilities, spec\.ipam and spec\.metaPlugins"):
-        cni_config(SRIOV_NETWORK, network(SRIOV_NETWORK, {field: "{not json"}))
+@pytest.mark.parametrize(("kind", "spec", "field"), [
+    (SRIOV_NETWORK, {"capabilities": "{not json"}, "capabilities"),
+    (SRIOV_IB_NETWORK, {"capabilities": "infinibandGUID"}, "capabilities"),
+    (OVS_NETWORK, {"capabilities": "  "}, "capabilities"),
+    (SRIOV_NETWORK, {"ipam": "{'type': 'dhcp'}"}, "ipam"),
+    (SRIOV_IB_NETWORK, {"metaPlugins": '{"type": "tuning"'}, "metaPlugins"),
+    # Each parses nowhere on its own, yet pasted into the template it would give valid JSON with a key
+    # the user never wrote: refused too.
+    (SRIOV_NETWORK, {"capabilities": '{"mac": true}, "type": "macvlan"'}, "capabilities"),
+    (SRIOV_NETWORK, {"metaPlugins": '{"type": "tuning"}], "x": [1'}, "metaPlugins"),
+    (SRIOV_NETWORK, {"capabilities": "NaN"}, "capabilities"),
+    (SRIOV_NETWORK, {"logFile": '/tmp/a","type":"macvlan'}, "logFile"),
+    (SRIOV_NETWORK, {"logFile": '/tmp/a"b'}, "logFile"),
+    (SRIOV_NETWORK, {"logFile": "C:\\x"}, "logFile"),
+    (OVS_NETWORK, {"bridge": 'br"0'}, "bridge"),
+    (OVS_NETWORK, {"interfaceType": "dpdk\\"}, "interfaceType"),
+])
+def test_unrenderable_values_are_refused_naming_the_field(kind: Kind, spec: dict[str, Any], field: str) -> None:
+    with pytest.raises(RenderError, match=rf"^spec\.{field}: .*the NetworkAttachmentDefinition is not rendered"):
+        render_nad(kind, network(kind, spec), PREFIX)
+
+
+@pytest.mark.parametrize(("kind", "spec"), [
+    (SRIOV_NETWORK, {"logFile": "C:\\temp", "capabilities": '{"mac": "yes"}', "ipam": '"dhcp"'}),
+    (OVS_NETWORK, {"bridge": "br 0", "interfaceType": 'a\\"b'}),
+    (SRIOV_IB_NETWORK, {"logFile": 'a"b'}),  # not a field of SriovIBNetwork: never pasted
+])
+def test_odd_values_that_render_are_rendered_as_upstream(kind: Kind, spec: dict[str, Any]) -> None:
+    assert json.loads(render_nad(kind, network(kind, spec), PREFIX)["spec"]["config"])["name"] == "test"
 
 
 def test_negative_tx_rate_is_rejected_with_field_name() -> None:

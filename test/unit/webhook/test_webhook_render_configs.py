@@ -56,6 +56,7 @@ def test_injector_config_defaults_to_ignore_and_match_condition_to_fail() -> Non
     gated = wc.injector_webhook_config(endpoint, match_condition=True)["webhooks"][0]
     assert gated["failurePolicy"] == "Fail"
     assert "k8s.v1.cni.cncf.io/networks" in gated["matchConditions"][0]["expression"]
+    assert "v1.multus-cni.io/default-network" in gated["matchConditions"][0]["expression"]
 
 
 def test_failure_policy_flip_for_shutdown() -> None:
