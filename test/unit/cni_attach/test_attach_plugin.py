@@ -142,7 +142,8 @@ def test_failing_attachment_rolls_back_what_was_added(plugins: PluginDir, api: F
 
 
 @pytest.mark.parametrize(("annotation", "config", "field"), [
-    ("bad", {"cniVersion": "1.0.0", "name": "x", "plugins": [{"ipam": {}}]}, "network ns/bad: spec.config.plugins[0].type"),
+    ("bad", {"cniVersion": "1.0.0", "name": "x", "plugins": [{"ipam": {}}]},
+     "network ns/bad: spec.config.plugins[0].type"),
     ("bad", "{not json", "network ns/bad: spec.config.(root)"),
     ('[{"name": "bad", "mac": "nope"}]', {"type": "vfish"}, "k8s.v1.cni.cncf.io/networks: networks[0].mac"),
     ("missing", {"type": "vfish"}, "network ns/missing: networks[0].name"),
