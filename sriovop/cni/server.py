@@ -44,6 +44,7 @@ READ_TIMEOUT = 30.0
 PLUGINS: dict[str, str] = {
     "sriov": "sriovop.cni.plugin:sriov_handler",
     "ib-sriov": "sriovop.cni.ib_sriov:ib_sriov_handler",
+    "sriovop-attach": "sriovop.cni.attach.serve:attach_handler",
 }
 
 

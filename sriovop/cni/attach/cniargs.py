@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sriovop.cni.attach.errors import INVALID_ENVIRONMENT, CniError
+from sriovop.cni.errors import INVALID_ENV, CniError
 
 POD_KEYS = ("K8S_POD_NAMESPACE", "K8S_POD_NAME", "K8S_POD_INFRA_CONTAINER_ID", "K8S_POD_UID")
 
@@ -21,7 +21,7 @@ def parse(value: str) -> list[tuple[str, str]]:
             continue
         key, eq, val = item.partition("=")
         if not eq:
-            raise CniError(INVALID_ENVIRONMENT, "CNI_ARGS is malformed", f"element {item!r} has no '='")
+            raise CniError(INVALID_ENV, "CNI_ARGS is malformed", f"element {item!r} has no '='")
         pairs.append((key, val))
     return pairs
 

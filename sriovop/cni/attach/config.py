@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from sriovop.cni.attach import devinfo, netconf
-from sriovop.cni.attach.errors import INVALID_NETWORK_CONFIG, CniError
 from sriovop.cni.attach.netconf import NetConf, NetConfError
+from sriovop.cni.errors import INVALID_CONFIG, CniError
 
 PLUGIN_TYPE: Final = "sriovop-attach"
 CONF_FILE: Final = "00-sriovop-attach.conflist"
@@ -50,7 +50,7 @@ def _path(obj: dict[str, Any], key: str, default: str | None) -> Path | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise CniError(INVALID_NETWORK_CONFIG, f"{PLUGIN_TYPE} config: {key}", "must be a non-empty path string")
+        raise CniError(INVALID_CONFIG, f"{PLUGIN_TYPE} config: {key}", "must be a non-empty path string")
     return Path(value)
 
 
@@ -58,13 +58,13 @@ def parse(obj: dict[str, Any]) -> AttachConf:
     """The plugin's config from the runtime's stdin (already decoded)."""
     delegates = obj.get("delegates") or []
     if not isinstance(delegates, list):
-        raise CniError(INVALID_NETWORK_CONFIG, f"{PLUGIN_TYPE} config: delegates", "must be a list")
+        raise CniError(INVALID_CONFIG, f"{PLUGIN_TYPE} config: delegates", "must be a list")
     parsed = []
     for i, item in enumerate(delegates):
         try:
             parsed.append(netconf.parse(item) if isinstance(item, dict) else netconf.parse(str(item)))
         except NetConfError as exc:
-            raise CniError(INVALID_NETWORK_CONFIG, f"{PLUGIN_TYPE} config: delegates[{i}].{exc.field}",
+            raise CniError(INVALID_CONFIG, f"{PLUGIN_TYPE} config: delegates[{i}].{exc.field}",
                            exc.reason) from None
     conf_dir = _path(obj, "confDir", DEFAULT_CONF_DIR)
     cache_dir = _path(obj, "cacheDir", DEFAULT_CACHE_DIR)

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sriovop.cni.attach.errors import DECODING_FAILURE, DELEGATE_FAILED, CniError
+from sriovop.cni.attach.errors import DELEGATE_FAILED
 from sriovop.cni.attach.netconf import NetConf
+from sriovop.cni.errors import DECODE_FAILURE, CniError
 
 PLUGIN_TIMEOUT_S = 300.0
 #: what a plugin keeps from our own environment (the CNI_* variables are set per call)
@@ -90,10 +91,10 @@ def exec_plugin(command: str, config: Mapping[str, Any], rt: RuntimeConf) -> dic
     try:
         result = json.loads(done.stdout)
     except ValueError:
-        raise CniError(DECODING_FAILURE, f"plugin {kind} ADD printed no JSON result",
+        raise CniError(DECODE_FAILURE, f"plugin {kind} ADD printed no JSON result",
                        done.stdout[:300].decode("utf-8", "replace")) from None
     if not isinstance(result, dict):
-        raise CniError(DECODING_FAILURE, f"plugin {kind} ADD result is not a JSON object")
+        raise CniError(DECODE_FAILURE, f"plugin {kind} ADD result is not a JSON object")
     return result
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sriovop.cni.attach.errors import INVALID_NETWORK_CONFIG, CniError
+from sriovop.cni.errors import INVALID_CONFIG, CniError
 
 CONF_SUFFIXES = (".conf", ".conflist", ".json")
 
@@ -99,7 +99,7 @@ def master_file(conf_dir: Path, exclude: str) -> Path:
     for path in conf_files(conf_dir):
         if path.name != exclude and path.suffix in (".conf", ".conflist"):
             return path
-    raise CniError(INVALID_NETWORK_CONFIG, f"no default network in {conf_dir}",
+    raise CniError(INVALID_CONFIG, f"no default network in {conf_dir}",
                    f"the directory has no .conf or .conflist besides {exclude}")
 
 
@@ -107,6 +107,6 @@ def load_file(path: Path) -> NetConf:
     try:
         return parse(path.read_text())
     except OSError as exc:
-        raise CniError(INVALID_NETWORK_CONFIG, f"cannot read {path}", str(exc)) from None
+        raise CniError(INVALID_CONFIG, f"cannot read {path}", str(exc)) from None
     except NetConfError as exc:
-        raise CniError(INVALID_NETWORK_CONFIG, f"{path}: {exc.field}", exc.reason) from None
+        raise CniError(INVALID_CONFIG, f"{path}: {exc.field}", exc.reason) from None

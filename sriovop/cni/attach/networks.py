@@ -17,8 +17,9 @@ from sriovop.cni.attach.annotation import AnnotationError
 from sriovop.cni.attach.cniargs import PodArgs
 from sriovop.cni.attach.config import AttachConf
 from sriovop.cni.attach.delegate import Delegate, attachment
-from sriovop.cni.attach.errors import API_FAILED, INVALID_NETWORK_CONFIG, CniError
+from sriovop.cni.attach.errors import API_FAILED
 from sriovop.cni.attach.netconf import NetConfError
+from sriovop.cni.errors import INVALID_CONFIG, CniError
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import ApiError, ConnectionFailed, NotFound
 from sriovop.runtime.kinds import POD
@@ -29,12 +30,12 @@ DeviceSource = Callable[[Path, str, str, str], dict[str, list[str]]]
 def _nad_conf(nad: dict[str, Any], key: str) -> netconf.NetConf:
     config = (nad.get("spec") or {}).get("config")
     if not isinstance(config, str) or not config.strip():
-        raise CniError(INVALID_NETWORK_CONFIG, f"network {key}: spec.config",
+        raise CniError(INVALID_CONFIG, f"network {key}: spec.config",
                        "is empty (the NetworkAttachmentDefinition needs a CNI config)")
     try:
         return netconf.parse(config)
     except NetConfError as exc:
-        raise CniError(INVALID_NETWORK_CONFIG, f"network {key}: spec.config.{exc.field}", exc.reason) from None
+        raise CniError(INVALID_CONFIG, f"network {key}: spec.config.{exc.field}", exc.reason) from None
 
 
 def attachments(client: Client, conf: AttachConf, pod_args: PodArgs, container_id: str,
@@ -49,7 +50,7 @@ def attachments(client: Client, conf: AttachConf, pod_args: PodArgs, container_i
     try:
         selections = annotation.parse(value, pod_args.namespace)
     except AnnotationError as exc:
-        raise CniError(INVALID_NETWORK_CONFIG, f"pod annotation {annotation.ANNOTATION}: {exc.field}",
+        raise CniError(INVALID_CONFIG, f"pod annotation {annotation.ANNOTATION}: {exc.field}",
                        exc.reason) from None
     assigner: resources.DeviceAssigner | None = None
     out: list[Delegate] = []
@@ -57,7 +58,7 @@ def attachments(client: Client, conf: AttachConf, pod_args: PodArgs, container_i
         try:
             nad = client.get(NETWORK_ATTACHMENT_DEFINITION, selection.name, selection.namespace)
         except NotFound:
-            raise CniError(INVALID_NETWORK_CONFIG, f"network {selection.key}: networks[{index - 1}].name",
+            raise CniError(INVALID_CONFIG, f"network {selection.key}: networks[{index - 1}].name",
                            f"no NetworkAttachmentDefinition {selection.name} in namespace {selection.namespace}"
                            ) from None
         except (ApiError, ConnectionFailed) as exc:
@@ -84,6 +85,6 @@ def check_unique_ifnames(delegates: list[Delegate]) -> None:
     for i, delegate in enumerate(delegates):
         if delegate.ifname in seen:
             where = f"networks[{i - 1}].interface" if i else "CNI_IFNAME"
-            raise CniError(INVALID_NETWORK_CONFIG, f"network {delegate.network}: {where}",
+            raise CniError(INVALID_CONFIG, f"network {delegate.network}: {where}",
                            f"interface {delegate.ifname!r} is already used by {seen[delegate.ifname]}")
         seen[delegate.ifname] = delegate.network

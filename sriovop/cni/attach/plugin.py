@@ -24,15 +24,9 @@ from sriovop.cni.attach import cache, cniargs, config, devinfo, invoker, network
 from sriovop.cni.attach.cniargs import PodArgs
 from sriovop.cni.attach.config import AttachConf
 from sriovop.cni.attach.delegate import Delegate
-from sriovop.cni.attach.errors import (
-    API_FAILED,
-    DECODING_FAILURE,
-    DELEGATE_FAILED,
-    INVALID_ENVIRONMENT,
-    UNKNOWN_CONTAINER,
-    CniError,
-)
+from sriovop.cni.attach.errors import API_FAILED, DELEGATE_FAILED
 from sriovop.cni.attach.invoker import RuntimeConf
+from sriovop.cni.errors import DECODE_FAILURE, INVALID_ENV, UNKNOWN_CONTAINER, CniError
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import ApiError, ConnectionFailed
@@ -58,7 +52,8 @@ class Call:
     def __init__(self, env: Mapping[str, str], netns_path: str | None) -> None:
         self.command = env.get("CNI_COMMAND", "")
         self.container_id = env.get("CNI_CONTAINERID", "")
-        self.netns = netns_path or env.get("CNI_NETNS", "")
+        self.runtime_netns = env.get("CNI_NETNS", "")  # the runtime's own path, for the results
+        self.netns = netns_path or self.runtime_netns
         self.ifname = env.get("CNI_IFNAME", "")
         self.raw_args = env.get("CNI_ARGS", "")
         self.cni_path = tuple(p for p in env.get("CNI_PATH", "").split(":") if p)
@@ -68,7 +63,7 @@ class Call:
             if self.command != "DEL" and not self.netns:
                 missing.append("CNI_NETNS")
             if missing:
-                raise CniError(INVALID_ENVIRONMENT, "missing environment", ", ".join(missing))
+                raise CniError(INVALID_ENV, "missing environment", ", ".join(missing))
         self.pod = PodArgs.from_cni_args(self.raw_args)
 
     def runtime(self, delegate: Delegate, netns: str | None = None) -> RuntimeConf:
@@ -106,7 +101,7 @@ def cmd_add(call: Call, conf: AttachConf, runtime_config: Mapping[str, Any]) -> 
             if delegate.device_id and delegate.resource_name and delegate.device_info_file:
                 devinfo.copy_from_dp(conf.device_info_dir, delegate.resource_name, delegate.device_id,
                                      Path(delegate.device_info_file))
-            delegate.result = invoker.add(delegate.conf, call.runtime(delegate))
+            delegate.result = _sandbox_as(invoker.add(delegate.conf, call.runtime(delegate)), call)
         except CniError as exc:
             _roll_back(call, conf, delegates[: index + 1])
             where = "default network" if delegate.master else f"network {delegate.network}"
@@ -118,6 +113,15 @@ def cmd_add(call: Call, conf: AttachConf, runtime_config: Mapping[str, Any]) -> 
         _write_status(call, conf, client, delegates)
     assert master.result is not None
     return master.result
+
+
+def _sandbox_as(result: dict[str, Any], call: Call) -> dict[str, Any]:
+    """Results name the netns by the runtime's path, not by the descriptor path the delegates used."""
+    if call.runtime_netns and call.netns != call.runtime_netns:
+        for iface in result.get("interfaces") or []:
+            if isinstance(iface, dict) and iface.get("sandbox") == call.netns:
+                iface["sandbox"] = call.runtime_netns
+    return result
 
 
 def _write_status(call: Call, conf: AttachConf, client: Client, delegates: list[Delegate]) -> None:
@@ -172,9 +176,9 @@ def _decode(stdin: bytes) -> dict[str, Any]:
     try:
         obj = json.loads(stdin)
     except ValueError as exc:
-        raise CniError(DECODING_FAILURE, "the network configuration on stdin is not JSON", str(exc)) from None
+        raise CniError(DECODE_FAILURE, "the network configuration on stdin is not JSON", str(exc)) from None
     if not isinstance(obj, dict):
-        raise CniError(DECODING_FAILURE, "the network configuration on stdin is not a JSON object")
+        raise CniError(DECODE_FAILURE, "the network configuration on stdin is not a JSON object")
     return obj
 
 
@@ -202,7 +206,7 @@ def handle(env: Mapping[str, str], stdin: bytes, netns_path: str | None = None) 
         if call.command == "CHECK":
             cmd_check(call, parsed)
             return b"", 0
-        raise CniError(INVALID_ENVIRONMENT, f"CNI_COMMAND {call.command!r} is not ADD, DEL, CHECK or VERSION")
+        raise CniError(INVALID_ENV, f"CNI_COMMAND {call.command!r} is not ADD, DEL, CHECK or VERSION")
     except CniError as exc:
         log.warning("CNI call failed", command=env.get("CNI_COMMAND"), container_id=env.get("CNI_CONTAINERID"),
                     error=str(exc))
