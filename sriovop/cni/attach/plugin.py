@@ -94,7 +94,7 @@ def cmd_add(call: Call, conf: AttachConf, runtime_config: Mapping[str, Any]) -> 
     if client is not None and call.pod is not None:
         delegates += networks.attachments(client, conf, call.pod, call.container_id, resources.pod_devices)
     networks.check_unique_ifnames(delegates)
-    entry = cache.Entry(call.container_id, call.netns, call.raw_args, delegates)
+    entry = cache.Entry(call.container_id, call.runtime_netns or call.netns, call.raw_args, delegates)
     cache.save(conf.cache_dir, entry)
     for index, delegate in enumerate(delegates):
         try:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from sriovop.cni.attach import invoker, netconf
-from sriovop.cni.attach.errors import CniError
 from sriovop.cni.attach.invoker import RuntimeConf
-
-from .conftest import PluginDir
+from sriovop.cni.errors import CniError
+from test.support.cni_fakeplugin import PluginDir
 
 
 def _rt(plugins: PluginDir, **caps: object) -> RuntimeConf:

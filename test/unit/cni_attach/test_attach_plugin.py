@@ -14,8 +14,7 @@ from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION
 from sriovop.cni.attach import plugin, status
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import Kind
-
-from .conftest import PluginDir
+from test.support.cni_fakeplugin import PluginDir
 
 
 class FakeApi:

@@ -1,5 +1,7 @@
 """A CNI plugin executable for tests: it records each call and answers as its config says.
 
+`PluginDir.install(name)` writes this file as an executable `name` into a temporary CNI_PATH directory.
+
 Config keys it reads: `log` (a file to append one JSON line per call: command, CNI_* env, stdin),
 `ifname_result` (ADD answers a result with the CNI_IFNAME interface in the netns and `address`),
 `fail` (a command name: that command prints a CNI error and exits 1).
@@ -11,8 +13,25 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-SOURCE = Path(__file__).read_text()
+
+class PluginDir:
+    def __init__(self, root: Path) -> None:
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        self.log = root / "calls.jsonl"
+
+    def install(self, *names: str) -> None:
+        for name in names:
+            path = self.bin / name
+            path.write_text(f"#!{sys.executable}\n" + Path(__file__).read_text())
+            path.chmod(0o755)
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
 
 
 def main() -> int:
