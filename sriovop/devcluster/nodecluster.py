@@ -1,9 +1,10 @@
 """A control plane plus N kubelet nodes on this machine: what `sriovop dev cluster up --nodes N` runs.
 
 Start order: host settings, an address slot, etcd + kube-apiserver, kube-controller-manager,
-kube-scheduler, the Service proxy, then per node its cgroup root, containerd (with the pause image
-imported, since no registry can serve it) and kubelet; it returns once every node is Ready and
-labelled. Stop runs the reverse and then teardown.cleanup, which removes what the processes leave
+kube-scheduler, the Service proxy, then per node its cgroup root, the attach plugin (its CNI bin dir,
+the conflist wrapping the node's bridge network and its cni-server; see attach.py), containerd (with
+the pause image imported, since no registry can serve it) and kubelet; it returns once every node is
+Ready and labelled. Stop runs the reverse and then teardown.cleanup, which removes what the processes leave
 on the host (shims, mounts, bridges, chains, cgroups).
 """
 

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from sriovop.cni.attach.fielderror import FieldError
+
 ANNOTATION: Final = "k8s.v1.cni.cncf.io/networks"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$")
@@ -23,13 +25,10 @@ _GUID = re.compile(r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){7}$|^[0-9A-Fa-f]{2}(:[0-9A
 IFNAMSIZ: Final = 16
 
 
-class AnnotationError(ValueError):
+class AnnotationError(FieldError):
     """The annotation cannot be used; `field` is a path such as `networks[0].mac`."""
 
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{ANNOTATION}: {field}: {reason}")
-        self.field = field
-        self.reason = reason
+    where = ANNOTATION
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sriovop.cni.attach.fielderror import FieldError
 from sriovop.cni.errors import INVALID_CONFIG, CniError
 
 CONF_SUFFIXES = (".conf", ".conflist", ".json")
 
 
-class NetConfError(ValueError):
+class NetConfError(FieldError):
     """The configuration cannot be used; `field` is a path inside it (`plugins[0].type`)."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 @dataclass(frozen=True)
