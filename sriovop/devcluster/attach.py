@@ -22,10 +22,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from sriovop.cni.attach import config as attach_config
 from sriovop.cni.attach import netconf
+from sriovop.cni.attach.netconf import NetConf
 from sriovop.devcluster import process
 from sriovop.devcluster.deadlines import scaled
 from sriovop.runtime.client import Client
@@ -102,24 +103,28 @@ class AttachNode:
         tmp.chmod(0o755)
         tmp.replace(target)
 
+    def wrapper(self, default: NetConf, conf_dir: Path) -> dict[str, Any]:
+        """Our conflist around the node's default network (also rendered for the QEMU guest node)."""
+        return attach_config.wrapper(default, kubeconfig=self.kubeconfig, conf_dir=conf_dir,
+                                     cache_dir=self.cache_dir, kubelet_root=self.kubelet_root)
+
     def install_conf(self, conf_dir: Path) -> Path:
         """Wrap the default network (the first other conf in the directory) in our conflist."""
         default = netconf.load_file(netconf.master_file(conf_dir, attach_config.CONF_FILE))
-        wrapper = attach_config.wrapper(default, kubeconfig=self.kubeconfig, conf_dir=conf_dir,
-                                        cache_dir=self.cache_dir, kubelet_root=self.kubelet_root)
+        wrapper = self.wrapper(default, conf_dir)
         path = conf_dir / attach_config.CONF_FILE
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(json.dumps(wrapper, indent=2))
         tmp.replace(path)
         return path
 
+    def server_argv(self, python: str = sys.executable) -> list[str]:
+        return [python, "-m", "sriovop.cli", "cni-server", "--socket-dir", str(self.socket_dir),
+                "--plugins", PLUGIN, "--state-dir", str(self.dir / "state")]
+
     def start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.proc = process.spawn(
-            [sys.executable, "-m", "sriovop.cli", "cni-server", "--socket-dir", str(self.socket_dir),
-             "--plugins", PLUGIN, "--state-dir", str(self.dir / "state")],
-            self.log, env=dict(os.environ),
-        )
+        self.proc = process.spawn(self.server_argv(), self.log, env=dict(os.environ))
         socket = self.socket_dir / f"{PLUGIN}.sock"
         limit = scaled(SERVER_READY_TIMEOUT_S)
         deadline = time.monotonic() + limit
