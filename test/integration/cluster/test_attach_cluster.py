@@ -45,11 +45,13 @@ def _macvlan(cluster_nodes: ClusterNodes, name: str, **extra: Any) -> dict[str, 
                      "dataDir": str(cluster_nodes.dir / "attach-test-ipam")}, **extra}
 
 
-def _create_nad(kube: Client, namespace: str, name: str, config: dict[str, Any] | str) -> None:
+def _create_nad(kube: Client, namespace: str, name: str, config: dict[str, Any] | str,
+                annotations: dict[str, str] | None = None) -> None:
     text = config if isinstance(config, str) else json.dumps(config)
     kube.create(NETWORK_ATTACHMENT_DEFINITION, {
         "apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-        "metadata": {"name": name, "namespace": namespace}, "spec": {"config": text}}, namespace)
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations or {}},
+        "spec": {"config": text}}, namespace)
 
 
 def _pod(name: str, networks: str) -> dict[str, Any]:
@@ -162,3 +164,20 @@ def test_invalid_nad_config_keeps_the_pod_creating_with_an_event_naming_the_fiel
     wait_for(lambda: not [p for p in kube.list(POD, node_namespace) if p["metadata"]["name"] == name],
              timeout=POD_TIMEOUT_S, what=f"pod {name} gone")
     assert _cached_for(cluster_nodes, node_namespace, name) == []
+
+
+def test_resource_nad_asks_the_real_kubelet_and_goes_on_without_a_device(
+        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str, nad_crd: None) -> None:
+    """A NAD naming a device-plugin resource the pod was not given: the plugin asks the node's kubelet
+    (pod-resources `List` on its real socket), finds no device and, as Multus does, injects none."""
+    _create_nad(kube, node_namespace, "withres", _macvlan(cluster_nodes, "withres"),
+                {"k8s.v1.cni.cncf.io/resourceName": "example.com/absent"})
+    kube.create(POD, _pod("with-resource", "withres"), node_namespace)
+    pod = wait_for(lambda: running_pod(kube, node_namespace, "with-resource"), timeout=POD_TIMEOUT_S,
+                   what="pod with-resource Running")
+    extra = _statuses(pod)[1]
+    assert extra["interface"] == "net1" and "device-info" not in extra
+    assert (cluster_nodes.dir / "nodes" / NODE / "kubelet" / "pod-resources" / "kubelet.sock").is_socket()
+    log = (cluster_nodes.dir / "nodes" / NODE / "sriovop-attach.log").read_text()
+    assert "pod-resources List failed" not in log and "no device allocation source" not in log
+    kube.delete(POD, "with-resource", node_namespace)
