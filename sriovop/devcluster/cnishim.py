@@ -3,7 +3,7 @@
 It is built with the Go toolchain on first use and cached by the hash of its sources
 ($XDG_CACHE_HOME/sriovop/cni-shim/<hash>/cni-shim), so a changed shim is rebuilt and an unchanged one
 costs nothing. The build writes a temporary file and renames it, so concurrent `up`s never see half a
-binary.
+binary. SRIOVOP_CNI_SHIM names a prebuilt shim instead (a machine without the Go toolchain).
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ def cache_root() -> Path:
 
 def shim_binary(source: Path = SOURCE_DIR) -> Path:
     """The built shim; FileNotFoundError naming what is missing when there is no source or no Go."""
+    explicit = os.environ.get("SRIOVOP_CNI_SHIM")
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise FileNotFoundError(f"SRIOVOP_CNI_SHIM={explicit} is not an executable file")
+        return Path(explicit)
     if not (source / "main.go").is_file():
         raise FileNotFoundError(f"the CNI shim's source is not at {source} (a sriovop checkout is needed)")
     target = cache_root() / _source_hash(source) / "cni-shim"

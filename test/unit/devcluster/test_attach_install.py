@@ -7,7 +7,10 @@ import ipaddress
 import json
 from pathlib import Path
 
+import pytest
+
 from sriovop.cni.attach import config as attach_config
+from sriovop.devcluster import cnishim
 from sriovop.devcluster.addressing import NodeNetwork
 from sriovop.devcluster.attach import AttachNode
 from sriovop.devcluster.containerd import Containerd
@@ -53,3 +56,19 @@ def test_conflist_sorts_first_and_wraps_the_bridge_network(tmp_path: Path) -> No
     assert parsed.cache_dir == attach.cache_dir and parsed.kubelet_root == tmp_path / "nodes" / "n1" / "kubelet"
     assert parsed.kubeconfig == tmp_path / "attach.kubeconfig"
     assert parsed.default_network().name == containerd.net.bridge
+
+
+def test_prebuilt_shim_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prebuilt = tmp_path / "cni-shim"
+    prebuilt.write_bytes(b"\x7fELF")
+    monkeypatch.setenv("SRIOVOP_CNI_SHIM", str(prebuilt))
+    with pytest.raises(FileNotFoundError, match="not an executable file"):
+        cnishim.shim_binary(tmp_path / "no-source")
+    prebuilt.chmod(0o755)
+    assert cnishim.shim_binary(tmp_path / "no-source") == prebuilt
+
+
+def test_missing_source_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SRIOVOP_CNI_SHIM", raising=False)
+    with pytest.raises(FileNotFoundError, match="source is not at"):
+        cnishim.shim_binary(tmp_path / "no-source")
