@@ -166,3 +166,17 @@ def test_version_and_missing_environment(plugins: PluginDir, tmp_path: Path) -> 
     assert code == 1
     assert json.loads(out) == {"cniVersion": "1.0.0", "code": 4, "msg": "missing environment",
                                "details": "CNI_CONTAINERID, CNI_PATH, CNI_NETNS"}
+
+
+def test_check_runs_every_cached_network_with_its_result(plugins: PluginDir, api: FakeApi, tmp_path: Path) -> None:
+    plugins.install("bridgeish", "vfish")
+    api.pod("vf")
+    api.nad("vf", _vf_nad(plugins))
+    out, code = plugin.handle(_env(plugins, "CHECK"), _stdin(plugins, tmp_path))
+    assert code == 1 and json.loads(out)["code"] == 3  # unknown container: nothing was added
+    added, code = plugin.handle(_env(plugins, "ADD"), _stdin(plugins, tmp_path))
+    assert code == 0, added
+    assert plugin.handle(_env(plugins, "CHECK"), _stdin(plugins, tmp_path)) == (b"", 0)
+    checks = [c for c in plugins.calls() if c["command"] == "CHECK"]
+    assert [(c["stdin"]["type"], c["env"]["CNI_IFNAME"]) for c in checks] == [("bridgeish", "eth0"), ("vfish", "net1")]
+    assert checks[0]["stdin"]["prevResult"] == json.loads(added)
