@@ -5,6 +5,9 @@
 # (sriovop/devcluster/containerd.py, kubelet.py): containerd.toml, kubelet.yaml, the CNI conflist, the
 # node's kubeconfig and client CA, and `env` with NODE_DIR, SERVICE_IP, POD_SUBNET, IMAGES (archives on
 # the host root, visible over 9p), KUBELET and the apiserver forward (APISERVER_FWD=10.0.2.100:6443).
+# The attach plugin (sriovop/devcluster/attach.py) comes as the shim `sriovop-attach`, `attach.conflist`
+# (first in the conf dir, wrapping the bridge conflist), its kubeconfig, and ATTACH_SERVER (the
+# cni-server command, run with the host's Python over 9p); containerd inherits SRIOVOP_CNI_SOCKET_DIR.
 #
 # Networking stays explicit: the only way out of the guest is the apiserver forward, and the only
 # Service the guest routes is the `kubernetes` ClusterIP (SERVICE_IP:443 DNAT to the forward), for
@@ -21,6 +24,18 @@ mkdir -p "$NODE_DIR"
 mount -t tmpfs -o mode=0755 nodefs "$NODE_DIR"
 mkdir -p "$NODE_DIR/cni/net.d" "$NODE_DIR/kubelet"
 cp "$J/cni.conflist" "$NODE_DIR/cni/net.d/10-sriovop-bridge.conflist"
+
+step "attach plugin"
+mkdir -p "$NODE_DIR/cni/bin"
+for plugin in /usr/lib/cni/*; do ln -s "$plugin" "$NODE_DIR/cni/bin/"; done
+install -m 0755 "$J/sriovop-attach" "$NODE_DIR/cni/bin/sriovop-attach"
+cp "$J/attach.conflist" "$NODE_DIR/cni/net.d/00-sriovop-attach.conflist"
+eval "$ATTACH_SERVER" > "$J/sriovop-attach.log" 2>&1 &
+i=0
+until [ -S "$SRIOVOP_CNI_SOCKET_DIR/sriovop-attach.sock" ]; do
+  i=$((i + 1)); [ "$i" -lt 600 ] || { step "the attach server did not listen"; exit 1; }
+  sleep 0.5
+done
 
 fwd_host=${APISERVER_FWD%:*} fwd_port=${APISERVER_FWD#*:}
 iptables -t nat -A OUTPUT -d "$SERVICE_IP" -p tcp --dport 443 -j DNAT --to-destination "$APISERVER_FWD"

@@ -11,6 +11,7 @@ The CRI settings are the ones this machine needs (see docs/development.md, "A lo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -27,9 +28,14 @@ _SUN_PATH_MAX = 107
 
 
 class Containerd:
-    def __init__(self, node_dir: Path, net: NodeNetwork) -> None:
+    def __init__(self, node_dir: Path, net: NodeNetwork, cni_bin_dir: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        """`cni_bin_dir`: the node's own plugin directory (default: the host's); `env`: added to
+        containerd's environment, which the CNI plugins it runs inherit."""
         self.dir = node_dir
         self.net = net
+        self.cni_bin_dir = cni_bin_dir or Path(CNI_BIN_DIR)
+        self.env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -82,7 +88,7 @@ class Containerd:
             "  SystemdCgroup = false",
             f'  Root = "{self.dir / "containerd" / "runc"}"',
             f"[{cri}.cni]",
-            f'  bin_dir = "{CNI_BIN_DIR}"',
+            f'  bin_dir = "{self.cni_bin_dir}"',
             f'  conf_dir = "{self.cni_conf_dir}"',
             "  max_conf_num = 1",
             "",
@@ -107,17 +113,23 @@ class Containerd:
             }],
         }
 
+    def write_cni_conf(self) -> Path:
+        """The node's default network (idempotent: a wrapper installed before start sees the same file)."""
+        self.cni_conf_dir.mkdir(parents=True, exist_ok=True)
+        path = self.cni_conf_dir / "10-sriovop-bridge.conflist"
+        path.write_text(json.dumps(self.cni_conflist(), indent=2))
+        return path
+
     def start(self) -> None:
         if len(str(self.socket)) + len(".ttrpc") > _SUN_PATH_MAX:
             raise RuntimeError(
                 f"--dir is too long for a unix socket: {self.socket}.ttrpc exceeds {_SUN_PATH_MAX} bytes; "
                 "use a shorter cluster directory"
             )
-        self.cni_conf_dir.mkdir(parents=True, exist_ok=True)
-        (self.cni_conf_dir / "10-sriovop-bridge.conflist").write_text(json.dumps(self.cni_conflist(), indent=2))
+        self.write_cni_conf()
         config = self.dir / "containerd.toml"
         config.write_text(self.config())
-        self.proc = process.spawn(["containerd", "--config", str(config)], self.log)
+        self.proc = process.spawn(["containerd", "--config", str(config)], self.log, env={**os.environ, **self.env})
         limit = scaled(READY_TIMEOUT_S)
         deadline = time.monotonic() + limit
         while not self._serving():

@@ -1,9 +1,10 @@
 """A control plane plus N kubelet nodes on this machine: what `sriovop dev cluster up --nodes N` runs.
 
 Start order: host settings, an address slot, etcd + kube-apiserver, kube-controller-manager,
-kube-scheduler, the Service proxy, then per node its cgroup root, containerd (with the pause image
-imported, since no registry can serve it) and kubelet; it returns once every node is Ready and
-labelled. Stop runs the reverse and then teardown.cleanup, which removes what the processes leave
+kube-scheduler, the Service proxy, then per node its cgroup root, the attach plugin (its CNI bin dir,
+the conflist wrapping the node's bridge network and its cni-server; see attach.py), containerd (with
+the pause image imported, since no registry can serve it) and kubelet; it returns once every node is
+Ready and labelled. Stop runs the reverse and then teardown.cleanup, which removes what the processes leave
 on the host (shims, mounts, bridges, chains, cgroups).
 """
 
@@ -19,10 +20,10 @@ from pathlib import Path
 
 import structlog
 
-from sriovop.devcluster import addressing, cgroups, controllermanager, process, scheduler, teardown
+from sriovop.devcluster import addressing, attach, cgroups, cnishim, controllermanager, process, scheduler, teardown
 from sriovop.devcluster.addressing import ClusterNetwork, NodeNetwork
 from sriovop.devcluster.binaries import NodeBinaries, find_node_binaries
-from sriovop.devcluster.containerd import Containerd
+from sriovop.devcluster.containerd import CNI_BIN_DIR, Containerd
 from sriovop.devcluster.controlplane import ControlPlane, ControlPlaneError
 from sriovop.devcluster.deadlines import scaled
 from sriovop.devcluster.kubelet import Kubelet
@@ -74,31 +75,40 @@ class Node:
         self.net = net
         self.dir = cluster.dir / "nodes" / net.name
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.containerd = Containerd(self.dir, net)
-        self.cgroup = teardown.cgroup_name(cluster.network, net.name)
         cp = cluster.control_plane
+        kubelet_root = self.dir / "kubelet"
+        self.attach = attach.AttachNode(self.dir, net.name, Path(CNI_BIN_DIR), cluster.cni_shim,
+                                        cp.mint_user(attach.user_name(net.name), [attach.GROUP]), kubelet_root)
+        self.containerd = Containerd(self.dir, net, self.attach.bin_dir, self.attach.containerd_env())
+        self.cgroup = teardown.cgroup_name(cluster.network, net.name)
         self.kubelet = Kubelet(
             cluster.node_binaries.kubelet, self.dir, net.name, cluster.network.host_ip, self.containerd.endpoint,
             "/" + self.cgroup, cp.mint_user(f"system:node:{net.name}", ["system:nodes"]), cp.ca_file,
         )
+        assert self.kubelet.root_dir == kubelet_root
 
     def start(self, images: list[Path]) -> None:
         cgroups.create(self.cgroup)
+        self.attach.install_binaries()
+        self.attach.install_conf(self.containerd.write_cni_conf().parent)
+        self.attach.start()
         self.containerd.start()
         for archive in images:
             self.containerd.import_image(archive)
         self.kubelet.start()
 
     def dead(self) -> str | None:
-        for what, proc in (("containerd", self.containerd.proc), ("kubelet", self.kubelet.proc)):
+        for what, proc in (("containerd", self.containerd.proc), ("kubelet", self.kubelet.proc),
+                           (attach.PLUGIN, self.attach.proc)):
             if proc is not None and proc.poll() is not None:
                 return f"{what} of {self.net.name} exited with code {proc.returncode}"
         return None
 
     def stop(self, crictl: Path) -> None:
         self.kubelet.stop()
-        teardown.remove_pods(crictl, self.containerd.socket)
+        teardown.remove_pods(crictl, self.containerd.socket)  # the attach server still answers their DELs
         self.containerd.stop()
+        self.attach.stop()
 
 
 class NodeCluster:
@@ -115,6 +125,7 @@ class NodeCluster:
         self.nodes: list[Node] = []
         self.controllers: dict[str, subprocess.Popen[bytes]] = {}
         self.proxy: ServiceProxy | None = None
+        self.cni_shim: Path
 
     @property
     def kubeconfig(self) -> Path:
@@ -149,6 +160,8 @@ class NodeCluster:
             self.dir / "kube-scheduler.log",
         )
         client = Client(load_config(self.kubeconfig))
+        self.cni_shim = cnishim.shim_binary()
+        attach.install_rbac(client)
         self.proxy = ServiceProxy(client, self.network.tag, str(self.network.service_range))
         self.proxy.start()
         images = self._images() if self._images is not None else []

@@ -129,6 +129,8 @@ class SimKernel:
         self.root = Path(root)
         self.pfs: dict[str, SimPf] = {}
         self.vf_owner: dict[str, tuple[SimPf, SimVf]] = {}
+        #: IFLA_VF_* attributes per VF PCI address (sim_vfconfig.py); gone with the VF.
+        self.vf_configs: dict[str, dict[str, Any]] = {}
         self.lock = threading.RLock()
         #: Called with a PF when it is hot-unplugged (the simulator deletes its veth).
         self.on_vanish: Any = None
@@ -310,6 +312,7 @@ class SimKernel:
             _unlink(self.root / "sys/bus/pci/devices" / vf.pci)
             shutil.rmtree(self.dev_dir(vf.pci), ignore_errors=True)
             self.vf_owner.pop(vf.pci, None)
+            self.vf_configs.pop(vf.pci, None)
         pf.vfs.clear()
 
     def _vanish(self, pf: SimPf) -> None:

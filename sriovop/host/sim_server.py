@@ -16,6 +16,8 @@ import structlog
 from sriovop.host.sim_eswitch import OPS as ESWITCH_OPS
 from sriovop.host.sim_kernel import KernelError, SimKernel
 from sriovop.host.sim_system import SYSTEM_OPS
+from sriovop.host.sim_vfconfig import OPS as VF_CONFIG_OPS
+from sriovop.host.sim_vfconfig import handle as vf_config
 
 log = structlog.get_logger("sriovop.host.sim")
 
@@ -86,6 +88,8 @@ class SimServer:
             if op in ESWITCH_OPS:
                 with self.kernel.lock:
                     return {"ok": True, **self.kernel.eswitch.handle(str(op), req)}
+            if op in VF_CONFIG_OPS:
+                return vf_config(self.kernel, req)
             if op == "write":
                 self.kernel.write(str(req["path"]), str(req["data"]))
             elif op == "set_vf_mac":

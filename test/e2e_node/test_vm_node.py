@@ -8,7 +8,8 @@ there, and that pod, from the config-daemon image, configures the emulated 82576
 
 One scenario (module fixture) records what happened; the tests assert on the record, and
 `make e2e-node` prints the summary as the last line (build/e2e-node.json):
-1. join: the node is Ready and schedulable, labelled worker; a pause pod runs on it;
+1. join: the node is Ready and schedulable, labelled worker; a pause pod runs on it, through the attach
+   plugin (its network-status names the bridge network as the default);
 2. the config-daemon pod is Ready on the guest node;
 3. a policy for 4 VFs on eth0 -> NodeState Succeeded (the device-plugin pod's main container, sampled
    every second, never runs while the guest's PF lacks the configuration: its wait-for-config init
@@ -325,6 +326,8 @@ def scenario() -> Iterator[dict[str, Any]]:
         kube.create(POD, pause, "default")
         running = _wait("the pause pod on the guest node", lambda: running_pod(kube, "default", "vm-pause"))
         record["pause_pod_ip"] = running["status"]["podIP"]
+        record["pause_network_status"] = (running["metadata"].get("annotations") or {}).get(
+            "k8s.v1.cni.cncf.io/network-status")
 
         _wait("the config-daemon pod Ready on the guest node", lambda: _daemon_pod(kube))
         record["daemon_pod_ready_s"] = round(time.monotonic() - joined, 1)
@@ -386,6 +389,9 @@ def test_guest_joined_and_runs_a_pod(scenario: dict[str, Any]) -> None:
     assert scenario.get("join_s") is not None, scenario.get("error")
     ip = scenario.get("pause_pod_ip")
     assert ip and ipaddress.ip_address(ip) in ipaddress.ip_network("10.250.0.0/24"), scenario
+    # the guest's sandbox went through the attach plugin: its network-status names the bridge as default
+    [default] = json.loads(scenario.get("pause_network_status") or "[]")
+    assert (default["interface"], default["ips"], default["default"]) == ("eth0", [ip], True), scenario
 
 
 def test_daemon_pod_configured_real_vfs(scenario: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """The QEMU guest as a kubelet node of a dev cluster (`sriovop dev cluster up`): hack/vm/node.sh runs in it.
 
 The host renders the node's configuration with the modules the host's own nodes use
-(sriovop/devcluster/containerd.py, kubelet.py) for paths inside the guest, mints the node's client
+(sriovop/devcluster/containerd.py, kubelet.py, attach.py) for paths inside the guest, mints the node's client
 certificate from the cluster's CA, and hands everything over in the job share. The guest reaches
 kube-apiserver only through the explicit forward (hack/vm/forward.py); `join` waits until the node is
 Ready and schedulable, then labels it a worker (the kubelet may not set node-role labels on itself).
@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
+import shlex
 import shutil
 import sys
 import time
@@ -21,10 +22,13 @@ from urllib.parse import urlparse
 
 import yaml
 
+from sriovop.cni.attach import netconf
+from sriovop.devcluster import attach
 from sriovop.devcluster.addressing import NodeNetwork
 from sriovop.devcluster.binaries import find_node_binaries
 from sriovop.devcluster.certs import CertificateAuthority, KeyPair
-from sriovop.devcluster.containerd import Containerd
+from sriovop.devcluster.cnishim import shim_binary
+from sriovop.devcluster.containerd import CNI_BIN_DIR, Containerd
 from sriovop.devcluster.images.pause import ensure_pause_archive
 from sriovop.devcluster.kubelet import Kubelet
 from sriovop.devcluster.nodecluster import WORKER_ROLE, schedulable
@@ -41,7 +45,8 @@ POD_SUBNET = ipaddress.IPv4Network("10.250.0.0/24")
 # containerd + kubelet + the config-daemon pod's python, and the imported images on a tmpfs.
 MEM_MB = 4096
 JOIN_TIMEOUT_S = 900.0
-LOGS_KEPT = ("containerd.log", "kubelet.log")
+LOGS_KEPT = ("containerd.log", "kubelet.log", "sriovop-attach.log")
+JOB = Path("/run/job")
 
 
 @dataclass(frozen=True)
@@ -63,32 +68,47 @@ class ClusterAccess:
         return port
 
 
-def node_kubeconfig(cluster: ClusterAccess, name: str) -> str:
-    """The admin kubeconfig's cluster entry with a `system:node:<name>` client certificate, for the guest."""
+def node_kubeconfig(cluster: ClusterAccess, name: str, user: str = "", groups: tuple[str, ...] = ("system:nodes",)
+                    ) -> str:
+    """The admin kubeconfig's cluster entry with a client certificate for the guest: the node's
+    `system:node:<name>` unless another user is given (the attach plugin's)."""
     pki = cluster.dir / "pki"
     ca = CertificateAuthority.load(KeyPair((pki / "ca.crt").read_bytes(), (pki / "ca.key").read_bytes()))
-    pair = ca.issue_client(f"system:node:{name}", ["system:nodes"])
+    user = user or f"system:node:{name}"
+    pair = ca.issue_client(user, list(groups))
     config = yaml.safe_load(cluster.kubeconfig.read_text())
     config["users"][0]["user"] = {
         "client-certificate-data": base64.b64encode(pair.cert_pem).decode(),
         "client-key-data": base64.b64encode(pair.key_pem).decode(),
     }
-    staged = cluster.dir / "users" / f"{name}-guest.kubeconfig"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in user)
+    staged = cluster.dir / "users" / f"{safe}-guest.kubeconfig"
     staged.parent.mkdir(exist_ok=True)
     staged.write_text(yaml.safe_dump(config))
     staged.chmod(0o600)
     return guest_kubeconfig(staged)
 
 
+def attach_node(name: str) -> attach.AttachNode:
+    """The attach plugin of the guest node, with the guest's paths (hack/vm/node.sh installs it)."""
+    return attach.AttachNode(NODE_DIR, name, Path(CNI_BIN_DIR), JOB / "sriovop-attach", JOB / "attach.kubeconfig",
+                             NODE_DIR / "kubelet")
+
+
 def node_files(cluster: ClusterAccess, name: str) -> dict[str, str | bytes]:
     net = NodeNetwork(name, POD_SUBNET, "cni-vm0")
-    containerd = Containerd(NODE_DIR, net)
+    plugin = attach_node(name)
+    containerd = Containerd(NODE_DIR, net, plugin.bin_dir, plugin.containerd_env())
     kubelet = Kubelet(find_node_binaries().kubelet, NODE_DIR, name, GUEST_IP, containerd.endpoint, "/",
-                      Path("/run/job/kubeconfig"), Path("/run/job/ca.crt"))
+                      JOB / "kubeconfig", JOB / "ca.crt")
     kubelet.port, kubelet.healthz_port = 10250, 10248
+    bridge = containerd.cni_conflist()
     return {
         "containerd.toml": containerd.config(),
-        "cni.conflist": json.dumps(containerd.cni_conflist(), indent=2),
+        "cni.conflist": json.dumps(bridge, indent=2),
+        "attach.conflist": json.dumps(plugin.wrapper(netconf.parse(bridge), containerd.cni_conf_dir), indent=2),
+        "attach.kubeconfig": node_kubeconfig(cluster, name, attach.user_name(name), (attach.GROUP,)),
+        "sriovop-attach": shim_binary().read_bytes(),
         "kubelet.yaml": yaml.safe_dump(kubelet.config()),
         "kubeconfig": node_kubeconfig(cluster, name),
         "ca.crt": (cluster.dir / "pki" / "ca.crt").read_bytes(),
@@ -96,6 +116,7 @@ def node_files(cluster: ClusterAccess, name: str) -> dict[str, str | bytes]:
 
 
 def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, igb: int = 1) -> GuestVM:
+    """The guest with its job; containerd inherits SRIOVOP_CNI_SOCKET_DIR (the attach server's sockets)."""
     for archive in images:
         if "," in str(archive) or " " in str(archive):
             raise ValueError(f"image archive {archive}: the guest's import list is split on spaces")
@@ -104,6 +125,8 @@ def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, i
         "POD_SUBNET": str(POD_SUBNET), "APISERVER_FWD": GUEST_APISERVER,
         "IMAGES": " ".join(str(a.resolve()) for a in [ensure_pause_archive(), *images]),
         "KUBELET": str(find_node_binaries().kubelet),
+        "ATTACH_SERVER": shlex.join(attach_node(name).server_argv(sys.executable)),
+        **attach_node(name).containerd_env(),
         "PATH": f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     }
     return GuestVM(igb=igb, apiserver_port=cluster.apiserver_port, env=env, files=node_files(cluster, name),

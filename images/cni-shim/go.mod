@@ -1,0 +1,3 @@
+module sriovop.local/cnishim
+
+go 1.21

@@ -1,0 +1,215 @@
+"""`sriov` ADD: give a VF to a pod.
+
+Order (upstream's): lock the VF, refuse it if another live pod holds it, capture its state, set the
+PF-side attributes, move the netdev into the pod under the requested name, set its MAC, bring it up,
+run IPAM and apply the addresses, cache everything DEL needs, record the allocation. A failure at any
+step undoes the steps before it, so the VF is left exactly as it was found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
+
+from sriovop.cni import ipam, result
+from sriovop.cni.alloc import Allocations
+from sriovop.cni.cache import Cache, CachedAdd, OrigVfState
+from sriovop.cni.context import Node, require_env
+from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError
+from sriovop.cni.links import LinkError, call, drop_altname, index_of, link_state, move, netlink_in
+from sriovop.cni.netconf import NetConf
+from sriovop.cni.server import CniRequest
+from sriovop.cni.vfdevice import VfDevice, find_vf, vf_guid
+from sriovop.cni.vfstate import undo, wanted
+
+
+def sriov_dirs(node: Node, plugin: str = "sriov") -> tuple[Cache, Allocations]:
+    """`<state>/<plugin>`: caches; its `pci/`: allocation files and locks (upstream's layout)."""
+    data = node.state_dir / plugin
+    return Cache(data), Allocations(data, node.netns_root)
+
+
+def cmd_add(node: Node, req: CniRequest, conf: NetConf, *, plugin: str = "sriov",
+            guid: str | None = None) -> dict[str, Any]:
+    """ADD; `plugin` picks the state directory, `guid` (ib-sriov) is set on the VF through its PF."""
+    env = req.env
+    require_env(env, "CNI_CONTAINERID", "CNI_IFNAME", "CNI_NETNS")
+    if req.netns_fd is None:
+        raise CniError(INVALID_ENV, "cannot open the pod's network namespace",
+                       f"CNI_NETNS: {env['CNI_NETNS']} could not be opened by the plugin")
+    vf = find_vf(node.root, conf.device_id)
+    cache, allocs = sriov_dirs(node, plugin)
+    with allocs.lock(vf.pci):
+        holder = allocs.holder(vf.pci)
+        if holder is not None:
+            raise CniError(DEVICE_FAILURE, "VF already allocated",
+                           f"deviceID {vf.pci}: already allocated to the pod with netns {holder}")
+        return _add_locked(node, req, conf, vf, cache, allocs, guid)
+
+
+def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache: Cache,
+                allocs: Allocations, guid: str | None) -> dict[str, Any]:
+    env = req.env
+    ifname = env["CNI_IFNAME"]
+    assert req.netns_fd is not None
+    netdev = node.kernel.vf_netdev(node.root, vf.pci)
+    dpdk = netdev is None
+    if dpdk and not vf.dpdk:
+        raise CniError(DEVICE_FAILURE, "VF has no netdev",
+                       f"deviceID {vf.pci}: no network device and driver {vf.driver or 'none'} is not a DPDK driver")
+    try:
+        config = node.kernel.vf_config(vf.pf_name, vf.pf_pci, vf.index)
+    except OSError as e:
+        raise CniError(DEVICE_FAILURE, "cannot read the VF's state", f"deviceID {vf.pci}: {e}") from e
+    undo_steps: list[Callable[[], None]] = []
+    change = wanted(conf)
+    orig = OrigVfState(host_ifname=netdev or "", config=config)
+    mac = conf.mac or ""
+    ipam_result: dict[str, Any] | None = None
+    try:
+        undo_steps.append(lambda: node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, undo(config, change)))
+        try:
+            node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, change)
+        except OSError as e:
+            raise CniError(DEVICE_FAILURE, "VF configuration refused", f"deviceID {vf.pci}: {e}") from e
+        orig_guid = vf_guid(node.root, vf.pci)
+        if guid is not None:
+            if orig_guid:
+                undo_steps.append(lambda: node.kernel.set_vf_guid(vf.pf_name, vf.pf_pci, vf.index, orig_guid))
+            try:
+                node.kernel.set_vf_guid(vf.pf_name, vf.pf_pci, vf.index, guid)
+            except OSError as e:
+                raise CniError(DEVICE_FAILURE, "GUID refused", f"guid {guid} on deviceID {vf.pci}: {e}") from e
+        if netdev is not None:
+            mac = _move_in(node, req, vf, netdev, ifname, conf, orig, undo_steps)
+        elif config.admin_mac != "00:00:00:00:00:00" and not mac:
+            mac = config.admin_mac
+        if conf.ipam_type:
+            ipam_type = conf.ipam_type
+            undo_steps.append(lambda: _ipam_del(ipam_type, req, node))
+            ipam_result = ipam.run("ADD", ipam_type, req.stdin, env, node.cni_path_prefix)
+            if not ipam_result or not ipam_result.get("ips"):
+                raise CniError(DEVICE_FAILURE, "IPAM returned no IP", f"ipam.type {ipam_type}: no ips in its result")
+            if not dpdk:
+                _apply_ips(req.netns_fd, ifname, ipam_result)
+        cached = CachedAdd(netconf=conf.raw, orig=orig, master=vf.pf_name, vf_index=vf.index, mac=conf.mac or "",
+                           dpdk_mode=dpdk)
+        data = cached.to_json()
+        if guid is not None:
+            data.update(GUID=guid, OrigGUID=orig_guid)
+        cache.save(env["CNI_CONTAINERID"], ifname, data)
+        undo_steps.append(lambda: cache.remove(env["CNI_CONTAINERID"], ifname))
+        allocs.save(vf.pci, env["CNI_NETNS"])
+    except BaseException:
+        for step in reversed(undo_steps):
+            try:
+                step()
+            except Exception:  # keep undoing the rest; the original error is what the runtime needs
+                pass
+        raise
+    iface = result.interface(ifname, mac, env["CNI_NETNS"], vf.pci, conf.cni_version)
+    return result.build(conf.cni_version, iface, ipam_result)
+
+
+def _move_in(node: Node, req: CniRequest, vf: VfDevice, netdev: str, ifname: str, conf: NetConf,
+             orig: OrigVfState, undo_steps: list[Callable[[], None]]) -> str:
+    """Move the VF netdev into the pod as `ifname`, set its MAC, bring it up; returns its MAC."""
+    assert req.netns_fd is not None
+    with node.host_netlink() as (host, _host_fd):
+        index = index_of(host, netdev)
+        if index is None:
+            raise CniError(DEVICE_FAILURE, "VF netdev not found",
+                           f"deviceID {vf.pci}: netdev {netdev} is not in the host namespace")
+        before = link_state(host, index)
+        orig.effective_mac, orig.mtu = before["mac"], before["mtu"]
+        try:
+            drop_altname(host, index, ifname)
+            move(host, index, req.netns_fd, ifname, f"moving {netdev} into the pod as {ifname}")
+        except LinkError as e:
+            if before["up"]:
+                _quiet(lambda: call(host, "up", "set", index=index, state="up"))
+            raise CniError(DEVICE_FAILURE, "cannot move the VF into the pod", f"deviceID {vf.pci}: {e}") from e
+        undo_steps.append(lambda: _move_back(node, req.netns_fd, ifname, orig, before["up"]))
+    pod = netlink_in(req.netns_fd)
+    try:
+        pod_index = index_of(pod, ifname)
+        if pod_index is None:
+            raise CniError(DEVICE_FAILURE, "VF vanished", f"{ifname} is not in the pod after the move")
+        if conf.mac:
+            try:
+                call(pod, f"setting MAC {conf.mac} on {ifname}", "set", index=pod_index, address=conf.mac)
+            except LinkError as e:
+                raise CniError(DEVICE_FAILURE, "cannot set the MAC", f"mac: {e}") from e
+        try:
+            call(pod, f"bringing {ifname} up", "set", index=pod_index, state="up")
+        except LinkError as e:
+            raise CniError(DEVICE_FAILURE, "cannot bring the VF up", f"deviceID {vf.pci}: {e}") from e
+        return str(link_state(pod, pod_index)["mac"])
+    finally:
+        pod.close()
+
+
+def _ipam_del(ipam_type: str, req: CniRequest, node: Node) -> None:
+    ipam.run("DEL", ipam_type, req.stdin, req.env, node.cni_path_prefix)
+
+
+def _quiet(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except OSError:
+        pass
+
+
+def _move_back(node: Node, pod_fd: int | None, ifname: str, orig: OrigVfState, up: bool) -> None:
+    """Undo `_move_in`: name, MAC and MTU back, into the host namespace, up again if it was."""
+    pod = netlink_in(pod_fd)
+    try:
+        index = index_of(pod, ifname)
+        if index is None:
+            return
+        restore_netdev(pod, index, orig)
+        with node.host_netlink() as (host, host_fd):
+            move(pod, index, host_fd, orig.host_ifname, f"returning {ifname} to the host as {orig.host_ifname}")
+            if up:
+                back = index_of(host, orig.host_ifname)
+                if back is not None:
+                    call(host, "up", "set", index=back, state="up")
+    finally:
+        pod.close()
+
+
+def restore_netdev(ipr: IPRoute, index: int, orig: OrigVfState) -> None:
+    """Link down, effective MAC and MTU as captured (before the name changes back)."""
+    call(ipr, "link down", "set", index=index, state="down")
+    if orig.effective_mac:
+        call(ipr, f"restoring MAC {orig.effective_mac}", "set", index=index, address=orig.effective_mac)
+    if orig.mtu:
+        call(ipr, f"restoring MTU {orig.mtu}", "set", index=index, mtu=orig.mtu)
+
+
+def _apply_ips(pod_fd: int, ifname: str, ipam_result: dict[str, Any]) -> None:
+    import ipaddress
+
+    pod = netlink_in(pod_fd)
+    try:
+        index = index_of(pod, ifname)
+        for ip in ipam_result.get("ips") or []:
+            iface = ipaddress.ip_interface(ip["address"])
+            try:
+                pod.addr("add", index=index, address=str(iface.ip), prefixlen=iface.network.prefixlen)
+            except NetlinkError as e:
+                raise CniError(DEVICE_FAILURE, "cannot add the IPAM address", f"{ip['address']} on {ifname}: {e}") \
+                    from e
+        for route in ipam_result.get("routes") or []:
+            dst = route.get("dst")
+            gw = route.get("gw") or next((ip.get("gateway") for ip in ipam_result.get("ips") or []
+                                          if ip.get("gateway")), None)
+            try:
+                pod.route("add", dst=dst, gateway=gw, oif=index)
+            except NetlinkError as e:
+                raise CniError(DEVICE_FAILURE, "cannot add the IPAM route", f"route {dst} via {gw}: {e}") from e
+    finally:
+        pod.close()

@@ -1,0 +1,53 @@
+"""What a plugin invocation runs against: the node (sysfs root, kernel seam, state) and the request."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyroute2 import IPRoute
+
+from sriovop.cni.errors import INVALID_ENV, CniError
+from sriovop.cni.links import netlink_in
+from sriovop.cni.server import ServerOptions
+from sriovop.cni.vfkernel import RealVfKernel, VfKernel
+
+
+@dataclass(frozen=True)
+class Node:
+    root: Path
+    kernel: VfKernel
+    state_dir: Path
+    netns_root: Path = Path("/")
+    cni_path_prefix: str = ""
+
+    @contextmanager
+    def host_netlink(self) -> Iterator[tuple[IPRoute, int]]:
+        """A netlink socket in the host namespace and an open descriptor of that namespace."""
+        fd = os.open(self.kernel.host_netns, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            ipr = netlink_in(fd)
+            try:
+                yield ipr, fd
+            finally:
+                ipr.close()
+        finally:
+            os.close(fd)
+
+
+def require_env(env: dict[str, str], *names: str) -> None:
+    for name in names:
+        if not env.get(name):
+            raise CniError(INVALID_ENV, f"{name} is required", f"{name}: the runtime did not set it")
+
+
+def default_kernel(options: ServerOptions) -> VfKernel:
+    """PF netlink on a real host; the simulator when the server was told its root is a simulated host."""
+    if options.simulated:
+        from sriovop.cni.sim_vfkernel import SimVfKernel
+
+        return SimVfKernel(options.host_root)
+    return RealVfKernel()

@@ -1,0 +1,105 @@
+"""Real netlink on the VF netdev: sockets inside a pod's network namespace, and the move in and out.
+
+A pod's namespace arrives as an open file descriptor (the shim passes it). A netlink socket is bound
+to the namespace of the thread that creates it, so `netlink_in(fd)` creates one on a short-lived
+thread that has entered the namespace (setns is per thread) and hands it to pyroute2: no fork, no
+mount of the runtime's netns path, and the server's own threads never change namespace.
+
+Moving is one RTM_NEWLINK carrying both the target namespace and the new name: the kernel renames the
+device as it moves it, so the host never sees the pod's name (a host interface called net1, e.g. a VF
+returned by a dead pod, cannot clash) and the pod never sees the host's name.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno as errno_mod
+import os
+import socket
+import threading
+from typing import Any
+
+from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
+
+CLONE_NEWNET = 0x40000000
+NETLINK_ROUTE = 0
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _setns(fd: int) -> None:
+    if _libc.setns(fd, CLONE_NEWNET) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"setns: {os.strerror(code)}")
+
+
+def netlink_in(netns_fd: int | None) -> IPRoute:
+    """An IPRoute whose socket lives in the namespace `netns_fd` (None: this process's)."""
+    if netns_fd is None:
+        return IPRoute()
+    result: list[Any] = []
+
+    def create() -> None:
+        try:
+            own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                _setns(netns_fd)
+                try:
+                    result.append(socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_ROUTE))
+                finally:
+                    _setns(own)
+            finally:
+                os.close(own)
+        except BaseException as e:  # handed to the caller below
+            result.append(e)
+
+    thread = threading.Thread(target=create, name="netns-socket")
+    thread.start()
+    thread.join()
+    if isinstance(result[0], BaseException):
+        raise result[0]
+    return IPRoute(use_socket=result[0])
+
+
+class LinkError(OSError):
+    """A netlink operation on a named link failed; the message says which and why."""
+
+
+def index_of(ipr: IPRoute, name: str) -> int | None:
+    found = ipr.link_lookup(ifname=name)
+    return int(found[0]) if found else None
+
+
+def link_state(ipr: IPRoute, index: int) -> dict[str, Any]:
+    msg = ipr.link("get", index=index)[0]
+    props = msg.get_attr("IFLA_PROP_LIST")
+    alt = [v for k, v in props.get("attrs", [])] if props is not None else []
+    return {"name": msg.get_attr("IFLA_IFNAME"), "mac": str(msg.get_attr("IFLA_ADDRESS") or "").lower(),
+            "mtu": int(msg.get_attr("IFLA_MTU") or 0), "up": bool(msg["flags"] & 1), "altnames": alt}
+
+
+def call(ipr: IPRoute, what: str, cmd: str, **kwargs: Any) -> None:
+    try:
+        ipr.link(cmd, **kwargs)
+    except NetlinkError as e:
+        raise LinkError(e.code, f"{what}: {os.strerror(e.code)}") from e
+
+
+def move(src: IPRoute, index: int, target_fd: int, new_name: str, what: str) -> None:
+    """Move link `index` (in `src`'s namespace) into `target_fd`'s namespace, renamed `new_name`."""
+    call(src, what, "set", index=index, state="down")
+    try:
+        src.link("set", index=index, net_ns_fd=target_fd, ifname=new_name)
+    except NetlinkError as e:
+        if e.code == errno_mod.EEXIST:
+            raise LinkError(e.code, f"{what}: an interface named {new_name} already exists there") from e
+        raise LinkError(e.code, f"{what}: {os.strerror(e.code)}") from e
+
+
+def drop_altname(ipr: IPRoute, index: int, altname: str) -> bool:
+    """Remove an alternative name (kernels 5.5+ with udev keep old names as altnames; one equal to a
+    name the device must take elsewhere blocks the move with EEXIST). True when one was removed."""
+    if altname not in link_state(ipr, index)["altnames"]:
+        return False
+    call(ipr, f"removing altname {altname}", "property_del", index=index, altname=altname)
+    return True

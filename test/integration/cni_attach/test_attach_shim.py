@@ -1,0 +1,66 @@
+"""The attach plugin reached the way a runtime reaches it: the static shim (built from images/cni-shim)
+named `sriovop-attach`, its unix socket, `sriovop.cni.server` with the registered `sriovop-attach`
+handler, and delegate plugins (fake executables recording their calls).
+
+Host: this machine (the shim passes this process's network namespace as a descriptor; the fake
+plugins do not enter it). No cluster: CNI_ARGS names no pod, so only the default network runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sriovop.cni.server import CniServer, ServerOptions, load_handlers
+from sriovop.devcluster.cnishim import shim_binary
+from test.support.cni_fakeplugin import PluginDir
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Path]:
+    sockets = tmp_path / "sock"
+    with CniServer(sockets, load_handlers(["sriovop-attach"], ServerOptions(state_dir=tmp_path / "state"))):
+        yield sockets
+
+
+def _run(shim: Path, sockets: Path, plugins: PluginDir, command: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "SRIOVOP_CNI_SOCKET_DIR": str(sockets), "CNI_COMMAND": command,
+           "CNI_CONTAINERID": "shimtest", "CNI_NETNS": "/proc/self/ns/net", "CNI_IFNAME": "eth0",
+           "CNI_PATH": str(plugins.bin), "CNI_ARGS": "IgnoreUnknown=true"}
+    return subprocess.run([str(shim)], input=stdin, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_add_and_del_through_the_shim_and_server(served: Path, tmp_path: Path) -> None:
+    plugins = PluginDir(tmp_path)
+    plugins.install("bridgeish")
+    shim = plugins.bin / "sriovop-attach"
+    shutil.copy(shim_binary(), shim)
+    default = {"cniVersion": "1.0.0", "name": "podnet",
+               "plugins": [{"type": "bridgeish", "log": str(plugins.log), "address": "10.88.0.9/24"}]}
+    conf = json.dumps({"cniVersion": "1.0.0", "name": "sriovop-attach-network", "type": "sriovop-attach",
+                       "delegates": [default], "cacheDir": str(tmp_path / "cache")})
+
+    added = _run(shim, served, plugins, "ADD", conf)
+    assert added.returncode == 0, added.stdout + added.stderr
+    result = json.loads(added.stdout)
+    assert result["ips"] == [{"address": "10.88.0.9/24", "interface": 0}]
+    assert result["interfaces"][0]["sandbox"] == "/proc/self/ns/net"  # the runtime's path, not our descriptor
+    [call] = plugins.calls()
+    netns = call["env"]["CNI_NETNS"]
+    assert netns.startswith("/proc/") and "/fd/" in netns  # the descriptor the shim sent, as a path
+    assert (tmp_path / "cache" / "shimtest").exists()
+
+    deleted = _run(shim, served, plugins, "DEL", conf)
+    assert (deleted.returncode, deleted.stdout) == (0, ""), deleted.stderr
+    assert [c["command"] for c in plugins.calls()] == ["ADD", "DEL"]
+    assert not (tmp_path / "cache" / "shimtest").exists()
+
+    failed = _run(shim, served, plugins, "ADD", conf.replace('"bridgeish"', '"absent"'))
+    assert failed.returncode == 1
+    assert "default network (interface eth0): plugin 'absent' not found" in json.loads(failed.stdout)["msg"]
