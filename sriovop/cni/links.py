@@ -5,9 +5,11 @@ to the namespace of the thread that creates it, so `netlink_in(fd)` creates one 
 thread that has entered the namespace (setns is per thread) and hands it to pyroute2: no fork, no
 mount of the runtime's netns path, and the server's own threads never change namespace.
 
-Moving is one RTM_NEWLINK carrying both the target namespace and the new name: the kernel renames the
-device as it moves it, so the host never sees the pod's name (a host interface called net1, e.g. a VF
-returned by a dead pod, cannot clash) and the pod never sees the host's name.
+Moving goes through a temporary name unique to the move (`sv<12 hex>`): renamed in the namespace it
+leaves, moved, renamed to its final name in the namespace it reaches. The kernel applies a name sent
+with the move only after the move (a clash leaves the device in the target under its old name), so
+the final name is a separate step whose failure is easy to undo, and neither namespace can clash with
+the other's names (a host interface called net1, e.g. a VF returned by a dead pod; a pod eth0).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import errno as errno_mod
 import os
+import secrets
 import socket
 import threading
 from typing import Any
@@ -85,14 +88,23 @@ def call(ipr: IPRoute, what: str, cmd: str, **kwargs: Any) -> None:
         raise LinkError(e.code, f"{what}: {os.strerror(e.code)}") from e
 
 
-def move(src: IPRoute, index: int, target_fd: int, new_name: str, what: str) -> None:
-    """Move link `index` (in `src`'s namespace) into `target_fd`'s namespace, renamed `new_name`."""
+def temp_name() -> str:
+    """A name no other interface has, for the moment between two namespaces."""
+    return "sv" + secrets.token_hex(6)
+
+
+def move(src: IPRoute, index: int, target_fd: int, what: str) -> None:
+    """Move link `index` (in `src`'s namespace, down) into `target_fd`'s namespace, name unchanged."""
     call(src, what, "set", index=index, state="down")
+    call(src, what, "set", index=index, net_ns_fd=target_fd)
+
+
+def rename(ipr: IPRoute, index: int, name: str, what: str) -> None:
     try:
-        src.link("set", index=index, net_ns_fd=target_fd, ifname=new_name)
+        ipr.link("set", index=index, ifname=name)
     except NetlinkError as e:
         if e.code == errno_mod.EEXIST:
-            raise LinkError(e.code, f"{what}: an interface named {new_name} already exists there") from e
+            raise LinkError(e.code, f"{what}: an interface named {name} already exists there") from e
         raise LinkError(e.code, f"{what}: {os.strerror(e.code)}") from e
 
 
