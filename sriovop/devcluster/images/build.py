@@ -1,5 +1,5 @@
-"""`make images`: the operator, webhook and config-daemon images (and the pause and stand-in images) as
-OCI archives.
+"""`make images`: the operator, webhook and config-daemon images, the CNI shim images (and the pause and
+stand-in images) as OCI archives.
 
 Each app image is three layers: a Debian root filesystem (mmdebstrap, cached per package set), the
 pinned dependencies (cached per images/requirements.txt) and the sriovop wheel (rebuilt only when the
@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from sriovop.devcluster.images.cni import CNI_IMAGES, cni_layer
 from sriovop.devcluster.images.debian import debian_layer
 from sriovop.devcluster.images.oci import ImageConfig, Layer, plan_image
 from sriovop.devcluster.images.pause import PAUSE_IMAGE, ensure_pause_archive
@@ -83,8 +84,9 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
     out_dir = out_dir or default_out_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     standins = {s.target: s for s in STANDINS}
-    wanted = list(targets) or [*(s.target for s in IMAGES), PAUSE_TARGET, *standins]
-    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in standins]
+    cni = {c.target: c for c in CNI_IMAGES}
+    wanted = list(targets) or [*(s.target for s in IMAGES), *cni, PAUSE_TARGET, *standins]
+    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in standins and t not in cni]
     built: dict[str, Path] = {}
     repo = repo_root()
     if specs:
@@ -95,6 +97,12 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
             out = out_dir / f"{spec.target}.tar"
             _write_if_changed(out, spec.name, [base, deps, app], image_config(spec), say)
             built[spec.target] = out
+    if wanted_cni := [cni[t] for t in wanted if t in cni]:
+        shim = cni_layer(say)
+        for image in wanted_cni:
+            out = out_dir / f"{image.target}.tar"
+            _write_if_changed(out, image.name, [shim], image.config(), say)
+            built[image.target] = out
     if PAUSE_TARGET in wanted:
         built[PAUSE_TARGET] = _copy_pause(out_dir, say)
     if wanted_standins := [standins[t] for t in wanted if t in standins]:
