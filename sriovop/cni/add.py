@@ -29,6 +29,7 @@ from sriovop.cni.links import (
     move,
     netlink_in,
     rename,
+    set_mac,
     temp_name,
 )
 from sriovop.cni.netconf import NetConf
@@ -153,11 +154,11 @@ def _move_in(node: Node, req: CniRequest, vf: VfDevice, netdev: str, ifname: str
         if pod_index is None:
             raise CniError(DEVICE_FAILURE, "VF vanished", f"deviceID {vf.pci}: {temp} is not in the pod after the move")
         try:
+            drop_altname(pod, pod_index, netdev)  # a kernel/udev that kept the host name as an altname
             rename(pod, pod_index, ifname, f"naming the VF {ifname} in the pod")
             current[0] = ifname
-            drop_altname(pod, pod_index, netdev)
             if conf.mac:
-                call(pod, f"setting MAC {conf.mac} on {ifname}", "set", index=pod_index, address=conf.mac)
+                set_mac(pod, pod_index, conf.mac, f"setting MAC {conf.mac} on {ifname}")
             call(pod, f"bringing {ifname} up", "set", index=pod_index, state="up")
         except LinkError as e:
             raise CniError(DEVICE_FAILURE, "cannot set up the VF in the pod", f"deviceID {vf.pci}: {why(e)}") from e
@@ -208,7 +209,7 @@ def restore_netdev(ipr: IPRoute, index: int, orig: OrigVfState) -> None:
     """Link down, effective MAC and MTU as captured (before the name changes back)."""
     call(ipr, "link down", "set", index=index, state="down")
     if orig.effective_mac:
-        call(ipr, f"restoring MAC {orig.effective_mac}", "set", index=index, address=orig.effective_mac)
+        set_mac(ipr, index, orig.effective_mac, f"restoring MAC {orig.effective_mac}")
     if orig.mtu:
         call(ipr, f"restoring MTU {orig.mtu}", "set", index=index, mtu=orig.mtu)
 

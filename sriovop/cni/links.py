@@ -22,6 +22,7 @@ import socket
 import threading
 from typing import Any
 
+import tenacity
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
@@ -99,9 +100,10 @@ def move(src: IPRoute, index: int, target_fd: int, what: str) -> None:
     call(src, what, "set", index=index, net_ns_fd=target_fd)
 
 
-def rename(ipr: IPRoute, index: int, name: str, what: str) -> None:
+def rename(ipr: IPRoute, index: int, name: str, what: str, **more: Any) -> None:
+    """Rename link `index` (down); `more` goes in the same request (address, state, ...)."""
     try:
-        ipr.link("set", index=index, ifname=name)
+        ipr.link("set", index=index, ifname=name, **more)
     except NetlinkError as e:
         if e.code == errno_mod.EEXIST:
             raise LinkError(e.code, f"{what}: an interface named {name} already exists there") from e
@@ -115,3 +117,18 @@ def drop_altname(ipr: IPRoute, index: int, altname: str) -> bool:
         return False
     call(ipr, f"removing altname {altname}", "property_del", index=index, altname=altname)
     return True
+
+
+#: Errors a VF driver gives while it resets after its PF changed its admin MAC (the VF asks the PF over
+#: the mailbox, which refuses or does not answer until the reset is done).
+_TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, errno_mod.EIO)
+
+
+def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, wait: float = 0.1) -> None:
+    """Set a VF netdev's MAC, retried (upstream's 20 x 100 ms) while the driver is busy resetting."""
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(attempts), wait=tenacity.wait_fixed(wait), reraise=True,
+        retry=tenacity.retry_if_exception(lambda e: isinstance(e, LinkError) and e.errno in _TRANSIENT_MAC))
+    for attempt in retrying:
+        with attempt:
+            call(ipr, what, "set", index=index, address=mac)
