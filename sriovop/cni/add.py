@@ -23,9 +23,8 @@ from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError, why
 from sriovop.cni.links import (
     LinkError,
     call,
-    drop_altname,
+    get_link,
     index_of,
-    link_state,
     move,
     netlink_in,
     rename,
@@ -128,33 +127,41 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
 
 def _move_in(node: Node, req: CniRequest, vf: VfDevice, netdev: str, ifname: str, conf: NetConf,
              orig: OrigVfState, undo_steps: list[Callable[[], None]]) -> str:
-    """Move the VF netdev into the pod as `ifname`, set its MAC, bring it up; returns its MAC."""
+    """Move the VF netdev into the pod as `ifname`, set its MAC, bring it up; returns its MAC.
+
+    Seven netlink requests at most in the usual case: read, down, move (renamed to a unique temporary
+    name as it arrives), read, final name, MAC, up."""
     assert req.netns_fd is not None
     temp = temp_name()
     with node.host_netlink() as (host, _host_fd):
-        index = index_of(host, netdev)
-        if index is None:
+        before = get_link(host, netdev)
+        if before is None:
             raise CniError(DEVICE_FAILURE, "VF netdev not found",
                            f"deviceID {vf.pci}: netdev {netdev} is not in the host namespace")
-        before = link_state(host, index)
+        index = before["index"]
         orig.effective_mac, orig.mtu = before["mac"], before["mtu"]
         # The VF's current name, wherever it is: the undo must find the VF, never a namesake.
-        current = [temp]
+        current = [netdev]
         undo_steps.append(lambda: _move_back(node, req.netns_fd, current[0], orig, before["up"]))
         try:
-            call(host, f"{netdev} down", "set", index=index, state="down")
-            drop_altname(host, index, ifname)
-            rename(host, index, temp, f"renaming {netdev} to {temp}")
-            move(host, index, req.netns_fd, f"moving {netdev} into the pod")
+            if before["up"]:
+                call(host, f"{netdev} down", "set", index=index, state="down")
+            if ifname in before["altnames"]:
+                call(host, f"removing altname {ifname}", "property_del", index=index, altname=ifname)
+            # The kernel moves first, then applies the name in the pod: a unique name cannot clash there.
+            current[0] = temp
+            call(host, f"moving {netdev} into the pod", "set", index=index, net_ns_fd=req.netns_fd, ifname=temp)
         except LinkError as e:
             raise CniError(DEVICE_FAILURE, "cannot move the VF into the pod", f"deviceID {vf.pci}: {why(e)}") from e
     pod = netlink_in(req.netns_fd)
     try:
-        pod_index = index_of(pod, temp)
-        if pod_index is None:
+        arrived = get_link(pod, temp)
+        if arrived is None:
             raise CniError(DEVICE_FAILURE, "VF vanished", f"deviceID {vf.pci}: {temp} is not in the pod after the move")
+        pod_index = arrived["index"]
         try:
-            drop_altname(pod, pod_index, netdev)  # a kernel/udev that kept the host name as an altname
+            if netdev in arrived["altnames"]:  # a kernel/udev that kept the host name as an altname
+                call(pod, f"removing altname {netdev}", "property_del", index=pod_index, altname=netdev)
             rename(pod, pod_index, ifname, f"naming the VF {ifname} in the pod")
             current[0] = ifname
             if conf.mac:
@@ -162,7 +169,7 @@ def _move_in(node: Node, req: CniRequest, vf: VfDevice, netdev: str, ifname: str
             call(pod, f"bringing {ifname} up", "set", index=pod_index, state="up")
         except LinkError as e:
             raise CniError(DEVICE_FAILURE, "cannot set up the VF in the pod", f"deviceID {vf.pci}: {why(e)}") from e
-        return str(link_state(pod, pod_index)["mac"])
+        return conf.mac or str(before["mac"])
     finally:
         pod.close()
 

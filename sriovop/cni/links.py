@@ -70,12 +70,26 @@ class LinkError(OSError):
 
 
 def index_of(ipr: IPRoute, name: str) -> int | None:
-    found = ipr.link_lookup(ifname=name)
-    return int(found[0]) if found else None
+    link = get_link(ipr, name)
+    return int(link["index"]) if link else None
+
+
+def get_link(ipr: IPRoute, name: str) -> dict[str, Any] | None:
+    """One request: index, name, MAC, MTU, up and altnames of the link called `name` (None: no such link)."""
+    try:
+        msgs = ipr.link("get", ifname=name)
+    except NetlinkError as e:
+        if e.code in (errno_mod.ENODEV, errno_mod.ENOENT):
+            return None
+        raise
+    return {"index": int(msgs[0]["index"]), **_state(msgs[0])} if msgs else None
 
 
 def link_state(ipr: IPRoute, index: int) -> dict[str, Any]:
-    msg = ipr.link("get", index=index)[0]
+    return _state(ipr.link("get", index=index)[0])
+
+
+def _state(msg: Any) -> dict[str, Any]:
     props = msg.get_attr("IFLA_PROP_LIST")
     alt = [v for k, v in props.get("attrs", [])] if props is not None else []
     return {"name": msg.get_attr("IFLA_IFNAME"), "mac": str(msg.get_attr("IFLA_ADDRESS") or "").lower(),
@@ -125,10 +139,30 @@ _TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, er
 
 
 def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, wait: float = 0.1) -> None:
-    """Set a VF netdev's MAC, retried (upstream's 20 x 100 ms) while the driver is busy resetting."""
+    """Set a VF netdev's MAC, retried (upstream's 20 x 100 ms) while the driver is busy resetting.
+
+    A VF whose PF has set the same MAC administratively may refuse to set it itself (igb refuses any
+    MAC request from a VF with a PF-set MAC) until its driver resets and reads the PF's MAC as its
+    own: between attempts the link is taken down and up (which resets igbvf), and a MAC that already
+    is the wanted one counts as set."""
+    def attempt() -> None:
+        if link_state(ipr, index)["mac"] == mac.lower():
+            return
+        try:
+            call(ipr, what, "set", index=index, address=mac)
+        except LinkError as e:
+            if e.errno in _TRANSIENT_MAC:
+                up = link_state(ipr, index)["up"]
+                call(ipr, f"{what}: resetting the link", "set", index=index, state="up")
+                if not up:
+                    call(ipr, f"{what}: resetting the link", "set", index=index, state="down")
+                if link_state(ipr, index)["mac"] == mac.lower():
+                    return
+            raise
+
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(attempts), wait=tenacity.wait_fixed(wait), reraise=True,
         retry=tenacity.retry_if_exception(lambda e: isinstance(e, LinkError) and e.errno in _TRANSIENT_MAC))
-    for attempt in retrying:
-        with attempt:
-            call(ipr, what, "set", index=index, address=mac)
+    for tried in retrying:
+        with tried:
+            attempt()

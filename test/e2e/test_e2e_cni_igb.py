@@ -35,7 +35,8 @@ def record(vm_ready: None, vm_timings: dict[str, float]) -> dict[str, Any]:
     lines = [ln for ln in running.output.splitlines() if ln.startswith("SRIOVOP-RESULT ")]
     assert rc == 0 and len(lines) == 1, f"guest checks exited {rc}\n{console[-6000:]}\n{running.progress[-2000:]}"
     result: dict[str, Any] = json.loads(lines[0].split(" ", 1)[1])
-    if "add_median_seconds" in result:
+    assert "error" not in result, result
+    if result.get("add_median_seconds") is not None:
         vm_timings["cni_add_median_seconds"] = result["add_median_seconds"]
         print(json.dumps({"cni_add_median_seconds": result["add_median_seconds"],
                           "cni_add_seconds": result["add_seconds"]}))
@@ -71,6 +72,7 @@ def test_del_after_the_netns_died_restores_the_vf_the_kernel_returned(record: di
 
 
 def test_timed_cycles_leave_nothing_behind(record: dict[str, Any]) -> None:
+    assert record["cycle_errors"] == []
     assert len(record["add_seconds"]) == CYCLES
     final = record["final"]
     assert (final["name"], final["mac"]) == (record["vf"]["name"], record["vf"]["mac"])

@@ -5,8 +5,7 @@ registry can be reached. So that `kubectl apply -k manifests/` works unchanged o
 cluster, `make images` builds one tiny static program (hack/standin) into an image under that name: it
 only sleeps (its `wait-for-config` init container is our own config-daemon image). Only `make images`
 builds it and only a development cluster loads it; users pull upstream's real image. (The CNI plugins
-are sriovop's own: images/cni-shim, `sriovop.devcluster.images.cni`; hack/standin can still install
-itself as a plugin that fails loudly, for a cluster that must not attach pods.)
+are sriovop's own: images/cni-shim, `sriovop.devcluster.images.cni`.)
 """
 
 from __future__ import annotations
