@@ -1,13 +1,11 @@
 """Stand-in images for the upstream components that cannot be built here, under their exact names.
 
-The operator renders sriov-cni and ib-sriov-cni as init containers of the config daemon and the SR-IOV
-device plugin as a DaemonSet; the Go module proxy refuses all three, and no registry can be reached.
-So that `kubectl apply -k manifests/` works unchanged on the development cluster, `make images` builds
-one tiny static program (hack/standin) into an image per name: the CNI images install it as their
-plugin (it answers VERSION and fails every other CNI command saying it is a stand-in, so a pod on
-such a network fails loudly rather than silently), and the device-plugin image only sleeps (its
-`wait-for-config` init container is our own config-daemon image). Only `make images` builds them and
-only a development cluster loads them; users pull upstream's real images.
+The operator renders the SR-IOV device plugin as a DaemonSet; the Go module proxy refuses it, and no
+registry can be reached. So that `kubectl apply -k manifests/` works unchanged on the development
+cluster, `make images` builds one tiny static program (hack/standin) into an image under that name: it
+only sleeps (its `wait-for-config` init container is our own config-daemon image). Only `make images`
+builds it and only a development cluster loads it; users pull upstream's real image. (The CNI plugins
+are sriovop's own: images/cni-shim, `sriovop.devcluster.images.cni`.)
 """
 
 from __future__ import annotations
@@ -39,10 +37,6 @@ class StandIn:
 
 
 STANDINS: tuple[StandIn, ...] = (
-    StandIn(target="standin-sriov-cni", name="ghcr.io/k8snetworkplumbingwg/sriov-cni:v2.9.0",
-            env="SRIOV_CNI_IMAGE", entrypoint=(BINARY, "install", "sriov")),
-    StandIn(target="standin-ib-sriov-cni", name="ghcr.io/k8snetworkplumbingwg/ib-sriov-cni:v1.2.1",
-            env="SRIOV_INFINIBAND_CNI_IMAGE", entrypoint=(BINARY, "install", "ib-sriov")),
     StandIn(target="standin-device-plugin",
             name="ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
             env="SRIOV_DEVICE_PLUGIN_IMAGE", entrypoint=(BINARY, "sleep")),
