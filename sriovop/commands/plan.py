@@ -17,10 +17,6 @@ from sriovop.exitcodes import NoAnswer
 if TYPE_CHECKING:
     from sriovop.plan.snapshot import Snapshot
 
-#: Kept for callers that name it: a plan that cannot be made exits with NO_ANSWER.
-NoPlan = NoAnswer
-
-
 def read_cluster(kubeconfig: str | None, namespace: str) -> Snapshot:
     from sriovop.plan.snapshot import read_snapshot
     from sriovop.runtime.client import Client

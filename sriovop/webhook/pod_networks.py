@@ -24,9 +24,6 @@ def annotation_field(annotation: str) -> str:
     return f"metadata.annotations[{annotation}]"
 
 
-ANNOTATION_FIELD: Final = annotation_field(consts.POD_NETWORKS_ANNOTATION)
-
-
 @dataclass(frozen=True, slots=True)
 class NetworkRef:
     namespace: str

@@ -94,7 +94,7 @@ def _cached_for(cluster_nodes: ClusterNodes, namespace: str, name: str) -> list[
 
 
 def test_pod_gets_the_nad_as_net1_and_network_status_lists_both_networks(
-        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str, nad_crd: None) -> None:
+        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str) -> None:
     _create_nad(kube, node_namespace, "macnet", _macvlan(cluster_nodes, "macnet"))
     kube.create(POD, _pod("with-net1", "macnet"), node_namespace)
     pod = wait_for(lambda: running_pod(kube, node_namespace, "with-net1"), timeout=POD_TIMEOUT_S,
@@ -124,8 +124,9 @@ def test_pod_gets_the_nad_as_net1_and_network_status_lists_both_networks(
     assert not [p for p in ipam.iterdir() if p.name == ip], "host-local still holds the pod's address"
 
 
+@pytest.mark.usefixtures("nad_crd")
 def test_json_form_with_interface_and_mac(
-        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str, nad_crd: None) -> None:
+        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str) -> None:
     _create_nad(kube, node_namespace, "macmac", _macvlan(cluster_nodes, "macmac", capabilities={"mac": True}))
     mac = "02:5e:00:aa:bb:cc"
     networks = json.dumps([{"name": "macmac", "interface": "data0", "mac": mac},
@@ -142,8 +143,9 @@ def test_json_form_with_interface_and_mac(
     kube.delete(POD, "json-form", node_namespace)
 
 
+@pytest.mark.usefixtures("nad_crd")
 def test_invalid_nad_config_keeps_the_pod_creating_with_an_event_naming_the_field(
-        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str, nad_crd: None) -> None:
+        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str) -> None:
     broken = {"cniVersion": "1.0.0", "name": "broken", "plugins": [{"master": "x", "mode": "bridge"}]}
     _create_nad(kube, node_namespace, "broken", broken)
     name = f"bad-{uuid.uuid4().hex[:5]}"
@@ -166,8 +168,9 @@ def test_invalid_nad_config_keeps_the_pod_creating_with_an_event_naming_the_fiel
     assert _cached_for(cluster_nodes, node_namespace, name) == []
 
 
+@pytest.mark.usefixtures("nad_crd")
 def test_resource_nad_asks_the_real_kubelet_and_goes_on_without_a_device(
-        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str, nad_crd: None) -> None:
+        cluster_nodes: ClusterNodes, kube: Client, node_namespace: str) -> None:
     """A NAD naming a device-plugin resource the pod was not given: the plugin asks the node's kubelet
     (pod-resources `List` on its real socket), finds no device and, as Multus does, injects none."""
     _create_nad(kube, node_namespace, "withres", _macvlan(cluster_nodes, "withres"),
