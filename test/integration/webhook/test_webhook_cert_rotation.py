@@ -20,10 +20,12 @@ import datetime
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +134,17 @@ def _write_loop(client: Client, stop: threading.Event, writes: Writes) -> None:
         time.sleep(0.05)
 
 
+def _expiry_on_metrics(address: str, port: int) -> float | None:
+    """`sriovop_webhook_certificate_expiry_timestamp_seconds` as the webhook's /metrics serves it."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # the webhook's CA is not the point here
+    with urllib.request.urlopen(f"https://{address}:{port}/metrics", context=ctx, timeout=5) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith("sriovop_webhook_certificate_expiry_timestamp_seconds "):
+                return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def _secret_cert(client: Client, name: str, key: str = "tls.crt") -> x509.Certificate:
     return x509.load_pem_x509_certificate(base64.b64decode(client.get(core.SECRET, name, NS)["data"][key]))
 
@@ -199,6 +212,9 @@ def test_rotation_refuses_no_admission_and_the_webhook_reloads_without_restart(
         served = wait_for(lambda: (c := served_certificate(address, port)) and pki.signed_by(c, new_ca) and c,
                           EVENTUALLY, "the webhook serving a certificate of the new CA")
         assert pki.dns_names(served)[0] == f"{SERVICE}.{NS}.svc"
+        # /metrics follows the rotation: the expiry of the certificate served at that moment.
+        wait_for(lambda: _expiry_on_metrics(address, port) == served_certificate(address, port)
+                 .not_valid_after_utc.timestamp(), EVENTUALLY, "the served certificate's expiry on /metrics")
         # The old CA leaves caBundle once the new certificate has been served for the delivery
         # margin, and writes keep being admitted after that.
         wait_for(lambda: not pki.contains(_bundle(client, core.VALIDATING_WEBHOOK_CONFIGURATION), first_ca),
