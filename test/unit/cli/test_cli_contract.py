@@ -6,6 +6,7 @@ Host: none (no cluster is reached: the kubeconfig given points nowhere, or nothi
 from __future__ import annotations
 
 import ast
+import socket
 from pathlib import Path
 
 import click
@@ -64,13 +65,29 @@ def test_usage_errors_exit_with_no_answer(args: list[str], tmp_path: Path, monke
     assert result.exit_code == exitcodes.NO_ANSWER, result.output
 
 
+REFUSING = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: x}}]
+"""
+
+
 def test_an_unreachable_cluster_is_no_answer(tmp_path: Path) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
-    for args in (["status"], ["explain", "node", "n1"]):
-        result = _run(*args, "--kubeconfig", str(kubeconfig))
-        assert result.exit_code == exitcodes.NO_ANSWER, (args, result.output)
-        assert "cannot read the cluster" in result.output
+    """An unusable kubeconfig, and an API server address that refuses connections."""
+    empty, refusing = tmp_path / "empty", tmp_path / "refusing"
+    empty.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        refusing.write_text(REFUSING % sock.getsockname()[1])
+    policy = tmp_path / "p.yaml"
+    policy.write_text(POLICY % "numVfs")
+    for kubeconfig in (empty, refusing):
+        for args in (["status"], ["explain", "node", "n1"], ["plan", "-f", str(policy)]):
+            result = _run(*args, "--kubeconfig", str(kubeconfig))
+            assert result.exit_code == exitcodes.NO_ANSWER, (args, result.output)
+            assert "cannot read the cluster" in result.output
 
 
 def test_an_unknown_field_names_the_field_and_the_nearest_known_one(tmp_path: Path) -> None:
