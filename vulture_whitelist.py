@@ -104,3 +104,7 @@ TestSimKernel  # unused variable (test/unit/host/test_host_sim_kernel_props.py:1
 _restore_logging  # unused function (test/unit/test_logsetup.py:18)
 _.length_and_metrics_match  # unused method (test/unit/workqueue/test_workqueue_model.py:64)
 test_queue_model  # unused variable (test/unit/workqueue/test_workqueue_model.py:74)
+nad_crd  # pytest fixture, requested with usefixtures (test/integration/cluster/test_attach_cluster.py)
+_policy_webhook  # autouse pytest fixture (test/integration/plan/test_plan_scenarios.py)
+attach_handler  # dispatched by name from sriovop.cni.server.PLUGINS ("module:function")
+_.default_route  # parsed and validated as Multus does, not applied (docs/attach-plugin.md)
