@@ -5,13 +5,14 @@
 # after a node was restarted or reattached to its network (its routes went with its interface).
 #
 # Usage: hack/kind/cni.sh CLUSTER KUBECONFIG
-# Env:   KUBECTL (default kubectl), DOCKER (default docker)
+# Env:   KUBECTL (default kubectl), DOCKER (default docker), KIND (default kind)
 set -euo pipefail
 
 CLUSTER=${1:?cluster name}
 KUBECONFIG_FILE=${2:?kubeconfig}
 KUBECTL=${KUBECTL:-kubectl}
 DOCKER=${DOCKER:-docker}
+KIND=${KIND:-kind}
 
 say() { printf '[kind-cni] %s\n' "$*" >&2; }
 kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
@@ -45,7 +46,7 @@ conflist() {
 JSON
 }
 
-mapfile -t NODES < <(kind get nodes --name "$CLUSTER")
+mapfile -t NODES < <("$KIND" get nodes --name "$CLUSTER")
 [[ ${#NODES[@]} -gt 0 ]] || { say "no nodes in kind cluster $CLUSTER"; exit 1; }
 declare -A CIDR ADDR
 for n in "${NODES[@]}"; do

@@ -44,7 +44,7 @@ find_tool() { # NAME CACHED_PATH: the tool on PATH, else the one the build scrip
 
 KIND=${KIND:-$(find_tool kind "$CACHE/kind/bin/kind")} || die "kind not found: make kind-bin (or https://kind.sigs.k8s.io)"
 KUBECTL=${KUBECTL:-$(find_tool kubectl "$CACHE/kind/$K8S_VERSION/kubectl")} || die "kubectl not found: make kind-tools"
-export KUBECTL
+export KUBECTL KIND
 KUBECONFIG_FILE="$WORK/kubeconfig"
 kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -275,8 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     kube = Client(load_config(args.kubeconfig))
     nodes = KindNodes(args.cluster, args.network, Path(__file__).with_name("cni.sh"), args.kubeconfig)
-    names = [n.strip() for n in subprocess.run(["kind", "get", "nodes", "--name", args.cluster], capture_output=True,
-                                                 text=True, check=True).stdout.split()]
+    kind = os.environ.get("KIND", "kind")
+    names = subprocess.run([kind, "get", "nodes", "--name", args.cluster], capture_output=True, text=True,
+                           check=True).stdout.split()
     nodes.link_pod_logs(args.work / "nodes", names)
     failover = KindFailover(kube, nodes, args.work, Timings(), progress)
     failover.start()
@@ -286,6 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = failover.finish()
     finally:
         failover.stop()
+    report["config"].pop("node_monitor_grace_period_s", None)  # the dev cluster's setting, not kind's
     report["config"].update({"kind_cluster": args.cluster, "nodes": names})
     report["wall_s"] = round(time.time() - started, 1)
     (args.work / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
