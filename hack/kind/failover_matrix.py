@@ -217,21 +217,25 @@ class KindFailover(ClusterFailover):
         self._old_leader_exit(run, pod)
 
     def _old_leader_exit(self, run: Run, pod: dict[str, Any]) -> None:
-        """The old leader, running again past its lease, must exit ("leader election lost") without writing:
-        its container's last termination as the kubelet reports it."""
+        """The old leader, running again past its lease, must exit without writing: the exit code of that
+        container (the kubelet reports it as the last termination) and whether its log says
+        "leader election lost" (its log file, `<restart count>.log` in the pod's log directory)."""
         name = pod["metadata"]["name"]
+        statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+        restarts = int(statuses[0].get("restartCount") or 0)
 
         def terminated() -> dict[str, Any] | None:
             status = (self.kube.get(POD, name, NAMESPACE).get("status") or {}).get("containerStatuses") or [{}]
             last = (status[0].get("lastState") or {}).get("terminated")
-            return dict(last) if last else None
+            return dict(last) if last and int(status[0].get("restartCount") or 0) > restarts else None
         try:
             last = wait_for(terminated, timeout=WAIT_S, what=f"{name}'s container restarted", interval=1)
         except AssertionError:
             run.fault.notes.append("the old leader's container was not seen to exit")
             return
         run.fault.victim_exit_code = int(last.get("exitCode", 0))
-        run.fault.victim_lost_election = "leader election lost" in str(last.get("message") or "") or None
+        logs = self.logs.nodes_dir.glob(f"*/pod-logs/{NAMESPACE}_{name}_*/*/{restarts}.log")
+        run.fault.victim_lost_election = any("leader election lost" in p.read_text(errors="replace") for p in logs)
 
     def _kubelet_stopped(self, run: Run, pod: dict[str, Any]) -> None:
         run.fault.at = time.time()
