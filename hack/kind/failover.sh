@@ -15,6 +15,7 @@
 # Env: CLUSTER (sriovop-failover), WORKERS (2), K8S_VERSION (v1.35.4), KIND_NODE_IMAGE
 #      (sriovop/kind-node:$K8S_VERSION), NETWORK (sriovop-kind: created with SUBNET if missing, so a node can be
 #      reattached at its address), SUBNET (172.29.0.0/16), IMAGES_DIR (build/images: `make images`),
+#      IMAGES (the archives loaded: "operator webhook config-daemon"),
 #      FAULTS (comma-separated, default all five), WORK (a new temporary directory), PYTHON (.venv/bin/python),
 #      KIND, KUBECTL (found on PATH or in the build cache), KEEP_CLUSTER (0).
 set -euo pipefail
@@ -28,6 +29,8 @@ KIND_NODE_IMAGE=${KIND_NODE_IMAGE:-sriovop/kind-node:$K8S_VERSION}
 NETWORK=${NETWORK:-sriovop-kind}
 SUBNET=${SUBNET:-172.29.0.0/16}
 IMAGES_DIR=${IMAGES_DIR:-$REPO/build/images}
+# What manifests/ runs here: no SR-IOV node policy is applied, so no device plugin or CNI stand-in pod.
+IMAGES=${IMAGES:-operator webhook config-daemon}
 FAULTS=${FAULTS:-delete_pod,node_killed,node_paused,node_disconnected,kubelet_stopped}
 PYTHON=${PYTHON:-$REPO/.venv/bin/python}
 KEEP_CLUSTER=${KEEP_CLUSTER:-0}
@@ -109,7 +112,6 @@ main() {
   command -v docker >/dev/null || die "docker is required"
   docker info >/dev/null 2>&1 || die "the Docker engine is not reachable"
   [[ -x "$PYTHON" ]] || die "$PYTHON not found: run 'make venv' or set PYTHON"
-  compgen -G "$IMAGES_DIR/*.tar" >/dev/null || die "no image archives in $IMAGES_DIR: run 'make images'"
   docker image inspect "$KIND_NODE_IMAGE" >/dev/null 2>&1 || [[ "$KIND_NODE_IMAGE" != sriovop/* ]] ||
     die "$KIND_NODE_IMAGE is not built: run 'make kind-node-image'"
   mkdir -p "$WORK"
@@ -127,11 +129,11 @@ main() {
   log "kind get nodes: $(kind_ get nodes --name "$CLUSTER" | tr '\n' ' ')"
   bash "$HERE/cni.sh" "$CLUSTER" "$KUBECONFIG_FILE"
   kc wait --for=condition=Ready node --all --timeout=600s >&2
-  log "nodes Ready; loading $(ls "$IMAGES_DIR"/*.tar | grep -v '/pause.tar$' | wc -l) image archives"
-  local archive
-  for archive in "$IMAGES_DIR"/*.tar; do
-    [[ "$(basename "$archive")" == pause.tar ]] && continue # the node image has the pause image kubeadm names
-    kind_ load image-archive --name "$CLUSTER" "$archive" >&2
+  log "nodes Ready; loading $IMAGES from $IMAGES_DIR"
+  local image
+  for image in $IMAGES; do
+    [[ -f "$IMAGES_DIR/$image.tar" ]] || die "$IMAGES_DIR/$image.tar is missing: run 'make images'"
+    kind_ load image-archive --name "$CLUSTER" "$IMAGES_DIR/$image.tar" >&2
   done
   log "applying manifests/crds and manifests/"
   kc apply -k "$REPO/manifests/crds" >&2

@@ -234,8 +234,13 @@ class KindFailover(ClusterFailover):
             run.fault.notes.append("the old leader's container was not seen to exit")
             return
         run.fault.victim_exit_code = int(last.get("exitCode", 0))
-        logs = self.logs.nodes_dir.glob(f"*/pod-logs/{NAMESPACE}_{name}_*/*/{restarts}.log")
-        run.fault.victim_lost_election = any("leader election lost" in p.read_text(errors="replace") for p in logs)
+        # The kubelet keeps one dead container's log: after a second restart (a node cut off for long)
+        # the file is gone and the answer is unknown rather than no.
+        logs = list(self.logs.nodes_dir.glob(f"*/pod-logs/{NAMESPACE}_{name}_*/*/{restarts}.log"))
+        if logs:
+            run.fault.victim_lost_election = any("leader election lost" in p.read_text(errors="replace") for p in logs)
+        else:
+            run.fault.notes.append(f"the old leader's log ({restarts}.log) was removed by the kubelet")
 
     def _kubelet_stopped(self, run: Run, pod: dict[str, Any]) -> None:
         run.fault.at = time.time()
