@@ -44,7 +44,6 @@ from sriovop.runtime.client import Client  # noqa: E402
 from sriovop.runtime.config import load_config  # noqa: E402
 from sriovop.runtime.kinds import NODE, POD  # noqa: E402
 from test.support.controllers_harness import wait_for  # noqa: E402
-from test.support.failover_analysis import FaultRecord  # noqa: E402
 from test.support.failover_incluster import (  # noqa: E402
     DEPLOYMENT_NAME,
     LEASE_NAME,
@@ -139,31 +138,20 @@ class KindFailover(ClusterFailover):
         labels = self.kube.get(NODE, pod["spec"]["nodeName"])["metadata"].get("labels") or {}
         return CONTROL_PLANE_LABEL in labels
 
-    def _leader_on_worker(self) -> tuple[str, dict[str, Any]]:
-        """Settle, and move the Lease off the control plane (a node fault there would stop the API server)."""
+    kinds = FAULTS
+
+    def target(self, kind: str) -> tuple[str, dict[str, Any]]:
+        """Settle; for a node fault also move the Lease off the control plane (a fault of that node would
+        stop the API server): its pod is deleted and a follower, which runs on a worker, takes over."""
         for _ in range(5):
             holder, pod = self.settle()
-            if not self._on_control_plane(pod):
+            if kind not in NODE_FAULTS or not self._on_control_plane(pod):
                 return holder, pod
             self.progress(f"leader {holder} runs on the control plane: deleting its pod to move the Lease")
             self.kube.delete(POD, pod["metadata"]["name"], NAMESPACE)
             moved = partial(lambda old: self.lease.holder() not in ("", old), holder)
             wait_for(moved, timeout=WAIT_S, what="the Lease moved", interval=0.2)
         raise RuntimeError("the Lease stayed on the control plane after five moves")
-
-    def inject(self, kind: str) -> dict[str, Any]:
-        if kind not in FAULTS:
-            raise ValueError(f"fault kind {kind!r}: must be one of {', '.join(FAULTS)}")
-        holder, pod = self._leader_on_worker() if kind in NODE_FAULTS else self.settle()
-        run = Run(kind, sum(1 for r in self.runs if r.kind == kind) + 1,
-                  FaultRecord(kind, time.time(), victim=holder, old_leader=holder), old_node=pod["spec"]["nodeName"])
-        self.runs.append(run)
-        getattr(self, f"_{kind}")(run, pod)
-        result = self.outcome(run)
-        took = result.get("takeover_s")
-        self.progress(f"{kind} #{run.index}: old={holder} on {run.old_node} new={result.get('new_leader')} "
-                      f"takeover={'none' if took is None else f'{took:.2f}s'} marker={run.marker_rendered_s}s")
-        return result
 
     # -- faults (delete_pod is ClusterFailover's) --------------------------------------------------
 
@@ -189,14 +177,18 @@ class KindFailover(ClusterFailover):
             run.fault.resumed_at = time.time()
         self._node_back(run)
 
+    def _taken_over_past_lease(self, run: Run) -> None:
+        """A change made during the fault, a new leader writing, and the old leader's lease certainly over
+        before it may run again."""
+        run.marker_rendered_s = self._change_marker(run)
+        self._await_takeover(run)
+        time.sleep(max(0.0, run.fault.at + self.timings.lease + 2 * self.timings.retry - time.time()))
+
     def _node_paused(self, run: Run, pod: dict[str, Any]) -> None:
         run.fault.at = time.time()
         self.nodes.docker("pause", run.old_node)
         try:
-            run.marker_rendered_s = self._change_marker(run)
-            self._await_takeover(run)
-            # Past the old leader's lease for sure before it runs again.
-            time.sleep(max(0.0, run.fault.at + self.timings.lease + 2 * self.timings.retry - time.time()))
+            self._taken_over_past_lease(run)
         finally:
             run.fault.resumed_at = time.time()
             self.nodes.docker("unpause", run.old_node)
@@ -207,9 +199,7 @@ class KindFailover(ClusterFailover):
         run.fault.at = time.time()
         self.nodes.docker("network", "disconnect", self.nodes.network, run.old_node)
         try:
-            run.marker_rendered_s = self._change_marker(run)
-            self._await_takeover(run)
-            time.sleep(max(0.0, run.fault.at + self.timings.lease + 2 * self.timings.retry - time.time()))
+            self._taken_over_past_lease(run)
         finally:
             run.fault.resumed_at = time.time()
             self.nodes.connect(run.old_node, address)
@@ -242,27 +232,11 @@ class KindFailover(ClusterFailover):
         else:
             run.fault.notes.append(f"the old leader's log ({restarts}.log) was removed by the kubelet")
 
-    def _kubelet_stopped(self, run: Run, pod: dict[str, Any]) -> None:
+    def stop_kubelet(self, run: Run) -> Callable[[], object]:
+        """`systemctl stop kubelet` in the node: its containers keep running under containerd."""
         run.fault.at = time.time()
         self.nodes.docker("exec", run.old_node, "systemctl", "stop", "kubelet")
-        try:
-            run.marker_rendered_s = self._change_marker(run)  # right away: the leader must simply carry on
-            wait_for(lambda: not _node_ready(self.kube, run.old_node), timeout=WAIT_S,
-                     what=f"{run.old_node} NotReady", interval=1)
-            not_ready = time.time()
-            run.extra["node_not_ready_s"] = round(not_ready - run.fault.at, 3)
-            run.extra["marker_rendered_while_not_ready_s"] = self._change_marker(run)
-            run.extra["leader_wrote_while_not_ready"] = self._eventually(
-                partial(self._wrote_since, run.fault.old_leader, not_ready))
-        finally:
-            run.fault.resumed_at = time.time()
-            self.nodes.docker("exec", run.old_node, "systemctl", "start", "kubelet")
-        wait_for(lambda: _node_ready(self.kube, run.old_node), timeout=WAIT_S, what=f"{run.old_node} Ready again",
-                 interval=1)
-        run.extra["kubelet_stopped_s"] = round(run.fault.resumed_at - run.fault.at, 3)
-        self.settle()
-        run.extra["operator_pods_after"] = len(self._live_pods())
-        run.extra["leader_after"] = self.lease.holder()
+        return partial(self.nodes.docker, "exec", run.old_node, "systemctl", "start", "kubelet")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
