@@ -6,7 +6,7 @@
 # kubelet stopped. One JSON line per fault on stdout, then the report; progress on stderr.
 #
 #   hack/kind/failover.sh                                  # the node image built here (make kind-node-image)
-#   KIND_NODE_IMAGE=kindest/node:v1.35.1 hack/kind/failover.sh   # the stock image, where a registry is reachable
+#   KIND_NODE_IMAGE=kindest/node:v1.35.N hack/kind/failover.sh   # the stock image, where a registry is reachable
 #
 # The cluster is deleted at the end, also on failure or Ctrl-C (KEEP_CLUSTER=1 keeps it). While it runs,
 # `kind get nodes --name $CLUSTER` lists it. Where the machine's capability bounding set is reduced, kind
