@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds clean
+.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds clean kind-bin kind-tools kind-node-image kind-failover
 
 all: test
 
@@ -121,6 +121,31 @@ bench: $(VENV)/.bench-installed control-plane
 FAILOVER_ARGS ?=
 failover: $(VENV)/.installed control-plane node-components
 	$(PY) hack/failover.py $(FAILOVER_ARGS)
+
+# Failover on a kind cluster (docs/kind.md): not part of `make test`. The node image is built here from
+# Debian packages and our own Kubernetes binaries, without a registry; KIND_NODE_IMAGE=kindest/node:<tag>
+# uses the stock image instead where a registry is reachable (then nothing is built for the node).
+KIND_VERSION ?= v0.33.0
+KIND_NODE_IMAGE ?= sriovop/kind-node:v1.35.4
+KIND_BIN := $(HOME)/.cache/sriovop/kind/bin/kind
+
+$(KIND_BIN):
+	mkdir -p $(dir $@)
+	GOBIN=$(dir $@) CGO_ENABLED=0 go install sigs.k8s.io/kind@$(KIND_VERSION)
+
+kind-bin: $(if $(shell command -v kind),,$(KIND_BIN))
+
+# kubeadm, kube-proxy and kubectl into ~/.cache/sriovop/kind/<version> (from the Go build cache mostly).
+kind-tools: node-components
+	bash hack/kind/build-k8s-tools.sh >/dev/null
+
+kind-node-image: $(VENV)/.installed control-plane node-components kind-tools
+	KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) bash hack/kind/build-node-image.sh
+
+# 1 control plane + 2 workers, our images loaded, manifests/ applied, five faults of the leader; one JSON
+# line per fault, then the report. The cluster is deleted afterwards (also on Ctrl-C).
+kind-failover: $(VENV)/.installed images kind-bin $(if $(filter sriovop/%,$(KIND_NODE_IMAGE)),kind-node-image)
+	KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) bash hack/kind/failover.sh
 
 # Regenerate everything derived under manifests/ (CRDs and the supported-nic-ids ConfigMap), then
 # render the kustomization as a check (`kubectl apply -k manifests/crds && kubectl apply -k manifests/`).

@@ -311,7 +311,7 @@ def assemble(config: dict[str, Any], outcomes: list[dict[str, Any]], writes: lis
 
 
 def analyze(directory: Path, durations: Durations, target: str, resource_prefix: str) -> dict[str, Any]:
-    """Build the same report from files collected elsewhere (hack/kind-failover.sh):
+    """Build the same report from files collected elsewhere (a script driving a cluster by kubectl):
     `logs/*.log` (the replicas' JSON logs), `faults.jsonl`, `lease.jsonl` ({"at", "holder"}),
     `networks.json` and `nads.json` (`kubectl get -o json`)."""
     log_texts = {p: p.read_text(errors="replace") for p in sorted((directory / "logs").glob("*.log"))}
@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-dir", default=None, help="keep the replicas' logs here")
     parser.add_argument("--keep-logs", action="store_true", help="keep the temporary log directory")
     parser.add_argument("--analyze", metavar="DIR", default=None,
-                        help="no cluster: build the report from files collected by hack/kind-failover.sh")
+                        help="no cluster: build the report from files collected elsewhere (see analyze())")
     parser.add_argument("--target-namespace", default=NAD_NAMESPACE, help="with --analyze: the NADs' namespace")
     parser.add_argument("--resource-prefix", default=RESOURCE_PREFIX, help="with --analyze: RESOURCE_PREFIX")
     args = parser.parse_args(argv)

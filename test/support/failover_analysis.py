@@ -178,8 +178,12 @@ class FaultRecord:
     notes: list[str] = field(default_factory=list)
 
 
-#: The process harness's kinds, then the in-cluster ones (test/support/failover_incluster.py).
-LEADER_FAULTS = ("sigterm_leader", "sigkill_leader", "sigstop_leader", "delete_pod", "sigkill_container", "node_lost")
+#: The process harness's kinds, then the in-cluster ones (test/support/failover_incluster.py), then the
+#: kind ones (hack/kind/failover_matrix.py).
+LEADER_FAULTS = ("sigterm_leader", "sigkill_leader", "sigstop_leader", "delete_pod", "sigkill_container", "node_lost",
+                 "node_killed", "node_paused", "node_disconnected")
+#: Faults after which the old leader runs again past its lease: it must not write once resumed.
+RESUMED_FAULTS = ("sigstop_leader", "node_paused", "node_disconnected")
 
 
 def outcome(fault: FaultRecord, writes: Sequence[Write], changes: Sequence[LeaseChange]) -> dict[str, Any]:
@@ -208,7 +212,7 @@ def outcome(fault: FaultRecord, writes: Sequence[Write], changes: Sequence[Lease
         out["leader_changed"] = bool(first and first.identity != fault.old_leader)
         out["takeover_s"] = round(first.sent - fault.at, 3) if first else None
         out["took_over"] = first is not None and first.identity == fault.old_leader
-    if fault.kind == "sigstop_leader" and fault.resumed_at is not None:
+    if fault.kind in RESUMED_FAULTS and fault.resumed_at is not None:
         late = [w for w in writes if w.identity == fault.old_leader and w.ok and w.sent >= fault.resumed_at]
         out["writes_after_resume"] = len(late)
         out["victim_exit_code"] = fault.victim_exit_code
@@ -239,7 +243,7 @@ def summarize(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
             entry["lease_acquired_max_s"] = round(max(acquired), 3)
         if kind in ("apiserver_restart", "follower_kill"):
             entry["leader_changed"] = sum(1 for o in items if o.get("leader_changed"))
-        if kind == "sigstop_leader":
+        if kind in RESUMED_FAULTS:
             entry["writes_after_resume"] = sum(int(o.get("writes_after_resume") or 0) for o in items)
             entry["victims_exited_nonzero"] = sum(1 for o in items if (o.get("victim_exit_code") or 0) != 0)
         out[kind] = entry

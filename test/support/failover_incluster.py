@@ -210,10 +210,17 @@ class ClusterFailover:
 
     # -- faults ----------------------------------------------------------------------------------
 
+    #: The faults `inject` knows (a subclass that makes faults another way names its own).
+    kinds: tuple[str, ...] = KINDS
+
+    def target(self, kind: str) -> tuple[str, dict[str, Any]]:
+        """The leader to hit with `kind`, and its pod (a settled cluster's)."""
+        return self.settle()
+
     def inject(self, kind: str) -> dict[str, Any]:
-        if kind not in KINDS:
-            raise ValueError(f"fault kind {kind!r}: must be one of {', '.join(KINDS)}")
-        holder, pod = self.settle()
+        if kind not in self.kinds:
+            raise ValueError(f"fault kind {kind!r}: must be one of {', '.join(self.kinds)}")
+        holder, pod = self.target(kind)
         run = Run(kind, sum(1 for r in self.runs if r.kind == kind) + 1,
                   FaultRecord(kind, time.time(), victim=holder, old_leader=holder), old_node=pod["spec"]["nodeName"])
         self.runs.append(run)
@@ -271,10 +278,16 @@ class ClusterFailover:
                                               interval=0.5)[0]
         run.fault.victim_lost_election = "leader election lost" in host.crictl(socket, "logs", cid, with_stderr=True)
 
-    def _kubelet_stopped(self, run: Run, pod: dict[str, Any]) -> None:
+    def stop_kubelet(self, run: Run) -> Callable[[], object]:
+        """Stop the kubelet of the leader's node (SIGSTOP here: the dev cluster's supervisor treats an
+        exited kubelet as a broken cluster); sets the fault time and returns what starts it again."""
         kubelet = host.kubelet_pid(self.env.cluster.dir, run.old_node)
         run.fault.at = time.time()
         os.kill(kubelet, signal.SIGSTOP)
+        return partial(os.kill, kubelet, signal.SIGCONT)
+
+    def _kubelet_stopped(self, run: Run, pod: dict[str, Any]) -> None:
+        resume = self.stop_kubelet(run)
         try:
             run.marker_rendered_s = self._change_marker(run)  # right away: the leader must simply carry on
             wait_for(lambda: not _node_ready(self.kube, run.old_node), timeout=WAIT_S + NODE_MONITOR_GRACE_S,
@@ -287,7 +300,7 @@ class ClusterFailover:
                 partial(self._wrote_since, run.fault.old_leader, not_ready))
         finally:
             run.fault.resumed_at = time.time()
-            os.kill(kubelet, signal.SIGCONT)
+            resume()
         wait_for(lambda: _node_ready(self.kube, run.old_node), timeout=WAIT_S, what=f"{run.old_node} Ready again",
                  interval=1)
         run.extra["kubelet_stopped_s"] = round(run.fault.resumed_at - run.fault.at, 3)

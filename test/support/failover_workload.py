@@ -97,7 +97,7 @@ def mismatches(client: Client, namespace: str, target: str, resource_prefix: str
 
 def compare(network_list: list[dict[str, Any]], nad_list: list[dict[str, Any]], target: str,
             resource_prefix: str) -> list[str]:
-    """The pure part of `mismatches`, also fed from `kubectl get -o json` by hack/kind-failover.sh."""
+    """The pure part of `mismatches`, also fed from `kubectl get -o json` (hack/failover.py --analyze)."""
     networks = {n["metadata"]["name"]: n for n in network_list}
     nads = {n["metadata"]["name"]: n for n in nad_list}
     problems: list[str] = []

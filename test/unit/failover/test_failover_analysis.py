@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sriovop.api.v1.kinds import SRIOV_NETWORK
 from sriovop.render.nad import render_nad
 from test.support.failover_analysis import (
@@ -98,6 +100,20 @@ def test_a_resumed_leader_that_wrote_is_counted() -> None:
     fault = FaultRecord("sigstop_leader", 10.0, victim="a", old_leader="a", resumed_at=30.0, victim_exit_code=1)
     o = outcome(fault, [w("a", 5.0, 1), w("b", 25.0, 2), w("a", 30.5, 3)], [])
     assert o["writes_after_resume"] == 1
+
+
+@pytest.mark.parametrize("kind", ["node_paused", "node_disconnected"])
+def test_a_node_paused_or_cut_off_is_a_leader_fault_whose_resumed_leader_must_not_write(kind: str) -> None:
+    fault = FaultRecord(kind, 10.0, victim="a", old_leader="a", resumed_at=30.0, victim_exit_code=1)
+    o = outcome(fault, [w("a", 5.0, 1), w("b", 24.0, 2), w("a", 30.5, 3)], [LeaseChange(23.5, "b", 1)])
+    assert o["took_over"] and o["new_leader"] == "b" and o["takeover_s"] == 14.0
+    assert o["writes_after_resume"] == 1
+    assert summarize([o])[kind]["writes_after_resume"] == 1
+
+
+def test_a_killed_node_is_a_leader_fault() -> None:
+    o = outcome(FaultRecord("node_killed", 10.0, victim="a", old_leader="a"), [w("a", 9.0, 1), w("b", 24.0, 2)], [])
+    assert o["took_over"] and o["new_leader"] == "b" and "writes_after_resume" not in o
 
 
 def test_compare_finds_wrong_missing_and_orphaned_nads() -> None:
