@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds clean kind-bin kind-tools kind-node-image kind-failover
+.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds clean kind-deps kind-bin kind-tools kind-node-image kind-failover
 
 all: test
 
@@ -135,16 +135,21 @@ $(KIND_BIN):
 
 kind-bin: $(if $(shell command -v kind),,$(KIND_BIN))
 
+# docker.io and mmdebstrap when missing, and a Docker engine: dockerd is started (--ip-forward=false) when
+# none answers, and stopped again by hack/kind/failover.sh's cleanup; a running one is left alone.
+kind-deps: deps
+	KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) bash hack/kind/install-deps.sh
+
 # kubeadm, kube-proxy and kubectl into ~/.cache/sriovop/kind/<version> (from the Go build cache mostly).
 kind-tools: node-components
 	bash hack/kind/build-k8s-tools.sh >/dev/null
 
-kind-node-image: $(VENV)/.installed control-plane node-components kind-tools
+kind-node-image: kind-deps $(VENV)/.installed control-plane node-components kind-tools
 	KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) bash hack/kind/build-node-image.sh
 
 # 1 control plane + 2 workers, our images loaded, manifests/ applied, five faults of the leader; one JSON
 # line per fault, then the report. The cluster is deleted afterwards (also on Ctrl-C).
-kind-failover: $(VENV)/.installed images kind-bin $(if $(filter sriovop/%,$(KIND_NODE_IMAGE)),kind-node-image)
+kind-failover: kind-deps $(VENV)/.installed images kind-bin $(if $(filter sriovop/%,$(KIND_NODE_IMAGE)),kind-node-image)
 	KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) bash hack/kind/failover.sh
 
 # Regenerate everything derived under manifests/ (CRDs and the supported-nic-ids ConfigMap), then

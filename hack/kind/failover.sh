@@ -8,7 +8,8 @@
 #   hack/kind/failover.sh                                  # the node image built here (make kind-node-image)
 #   KIND_NODE_IMAGE=kindest/node:v1.35.N hack/kind/failover.sh   # the stock image, where a registry is reachable
 #
-# The cluster is deleted at the end, also on failure or Ctrl-C (KEEP_CLUSTER=1 keeps it). While it runs,
+# hack/kind/install-deps.sh runs first (Debian packages, a Docker engine); a dockerd it started is stopped
+# again at the end. The cluster is deleted at the end, also on failure or Ctrl-C (KEEP_CLUSTER=1 keeps it). While it runs,
 # `kind get nodes --name $CLUSTER` lists it. Where the machine's capability bounding set is reduced, kind
 # runs with hack/kind/docker-wrapper first on PATH (see that file); elsewhere nothing is wrapped.
 #
@@ -76,6 +77,9 @@ cleanup() {
     log "deleting kind cluster $CLUSTER"
     "$KIND" delete cluster --name "$CLUSTER" >&2 || true
     if [[ "$CREATED_NETWORK" == 1 ]]; then docker network rm "$NETWORK" >/dev/null 2>&1 || true; fi
+    # A dockerd that hack/kind/install-deps.sh started (here or in `make kind-node-image`) is stopped
+    # again; one that was running before is not touched.
+    bash "$HERE/install-deps.sh" --stop || true
   else
     log "kept kind cluster $CLUSTER (kubeconfig $KUBECONFIG_FILE)"
   fi
@@ -109,14 +113,15 @@ EOF2
 }
 
 main() {
-  command -v docker >/dev/null || die "docker is required"
-  docker info >/dev/null 2>&1 || die "the Docker engine is not reachable"
   [[ -x "$PYTHON" ]] || die "$PYTHON not found: run 'make venv' or set PYTHON"
-  docker image inspect "$KIND_NODE_IMAGE" >/dev/null 2>&1 || [[ "$KIND_NODE_IMAGE" != sriovop/* ]] ||
-    die "$KIND_NODE_IMAGE is not built: run 'make kind-node-image'"
   mkdir -p "$WORK"
   trap cleanup EXIT
   trap 'log "interrupted"; exit 130' INT TERM
+  # docker.io and mmdebstrap when missing, and a Docker engine (started here when none answers; the
+  # cleanup stops it again).
+  bash "$HERE/install-deps.sh"
+  docker image inspect "$KIND_NODE_IMAGE" >/dev/null 2>&1 || [[ "$KIND_NODE_IMAGE" != sriovop/* ]] ||
+    die "$KIND_NODE_IMAGE is not built: run 'make kind-node-image'"
   if ! docker network inspect "$NETWORK" >/dev/null 2>&1; then
     docker network create --driver bridge --subnet "$SUBNET" "$NETWORK" >/dev/null
     CREATED_NETWORK=1
