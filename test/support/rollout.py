@@ -215,6 +215,46 @@ class RolloutScenario:
                 return op
         raise LookupError(f"no running operator holds the lease (holder {holder!r})")
 
+    def wait_progress(self, num_vfs: int, fraction: float, timeout: float) -> None:
+        """Until `fraction` of the fleet is configured with `num_vfs` (a fault lands mid-rollout)."""
+        assert self.watcher is not None
+        want = math.ceil(fraction * self.plan.nodes)
+        deadline = time.monotonic() + timeout
+        while self.watcher.count_configured(num_vfs) < want:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"fewer than {want} nodes configured with {num_vfs} VFs within {timeout:.0f}s")
+            time.sleep(0.2)
+
+    def kill_daemons(self, fraction: float) -> list[str]:
+        """SIGKILL the daemon processes of `fraction` of the fleet (whole slices, at least one) and start
+        them again once all are dead; their hosts keep running. Returns the affected node names."""
+        assert self.fleet is not None
+        want = max(1, math.ceil(fraction * self.plan.nodes))
+        chosen, hit = [], 0
+        for s in reversed(self.fleet.slices):  # the last slices hold the canary pool: both pools get hit
+            if hit >= want:
+                break
+            chosen.append(s)
+            hit += s.count
+        for s in chosen:
+            self.fleet.kill_daemons(s.index)
+        for s in chosen:
+            self.fleet.start_daemons(s.index, wait=False)
+        return [n.name for s in chosen for n in self.fleet.nodes[s.first:s.first + s.count]]
+
+    def delete_draining_node(self, timeout: float) -> str:
+        """Delete the Node of a bulk-pool node that holds a drain slot (waiting for one to)."""
+        assert self.watcher is not None and self.client is not None
+        deadline = time.monotonic() + timeout
+        while not (holders := self.watcher.in_flight("bulk")):
+            if time.monotonic() > deadline:
+                raise TimeoutError("no bulk node started draining")
+            time.sleep(0.05)
+        from sriovop.runtime.kinds import NODE
+
+        self.client.delete(NODE, holders[0])
+        return holders[0]
+
     def kill_leader(self) -> int:
         """SIGKILL the operator holding the lease, and start a replacement replica (as its Deployment
         would); returns the killed replica's index."""

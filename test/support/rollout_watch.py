@@ -54,6 +54,8 @@ class RolloutWatcher:
         self.max_in_flight: dict[str, int] = {}
         #: pool -> nodes holding a slot now (kept per event: a recount per event is O(N) at 5,000 nodes).
         self.holders: dict[str, set[str]] = {}
+        #: perf_counter times at which a node was seen entering Draining (a slot granted).
+        self.granted: list[float] = []
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._streams: list[Any] = []
@@ -130,7 +132,7 @@ class RolloutWatcher:
         name = node["metadata"]["name"]
         if etype == "DELETED":
             # A deleted node frees its slot in the drain controller's count (it is no pool member).
-            self.holders.get(self.pool.pop(name, "default"), set()).discard(name)
+            self.holders.get(self.pool.pop(name, ""), set()).discard(name)
             self.cordoned.discard(name)
             return
         self.pool[name] = ((node["metadata"].get("labels") or {}).get(POOL_LABEL)) or "default"
@@ -141,14 +143,24 @@ class RolloutWatcher:
 
     def _on_state(self, etype: str, state: Mapping[str, Any]) -> None:
         name = state["metadata"]["name"]
-        pool = self.pool.get(name, "default")
+        pool = self.pool.get(name)
+        if pool is None:  # not (or no longer) a fleet node: no member of any pool, holds no slot
+            if etype == "DELETED":
+                self.states.pop(name, None)
+            else:
+                self.states[name] = state
+            return
         holders = self.holders.setdefault(pool, set())
         if etype == "DELETED":
             self.states.pop(name, None)
             holders.discard(name)
             return
+        before = _ann(self.states.get(name) or {}, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
         self.states[name] = state
-        if _ann(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) in SLOT_STATES:
+        current = _ann(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+        if current == consts.DRAINING and before != consts.DRAINING:
+            self.granted.append(time.perf_counter())
+        if current in SLOT_STATES:
             holders.add(name)
         else:
             holders.discard(name)
@@ -187,6 +199,24 @@ class RolloutWatcher:
     def in_flight(self, pool: str) -> list[str]:
         with self.cond:
             return sorted(self.holders.get(pool, set()))
+
+    def first_grant_after(self, t: float, timeout: float) -> float:
+        """The first slot granted after perf_counter time `t` (waiting for it): how long the drain
+        controller took to make progress again after a fault."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.cond:
+                later = [g for g in self.granted if g > t]
+                if later:
+                    return later[0]
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no drain slot granted within {timeout:.0f}s of the fault")
+            time.sleep(0.1)
+
+    def count_configured(self, num_vfs: int) -> int:
+        with self.cond:
+            return sum(1 for n in self.pool if n in self.states and n not in self.cordoned
+                       and configured(self.states[n], num_vfs))
 
     def reset_max(self) -> None:
         with self.cond:

@@ -6,7 +6,12 @@ must see the `current-state` written a moment ago by another worker; the count a
 slot of a pool. Node and NodeState events map to the same request (operator namespace, node name),
 so one node is never reconciled by two workers at once.
 
-Beyond upstream: when a node frees a slot (its `current-state` returns to Idle) every node waiting
+Beyond upstream: a node deleted while it holds a slot (Draining or DrainComplete) has its NodeState's
+`current-state` returned to Idle at once. Upstream leaves it as it was until the stale NodeState is
+garbage-collected (30 min by default): a drain that status, tooling and users see as in progress
+although no node is left to drain, and that a node re-registering under the same name inherits.
+
+Also beyond upstream: when a node frees a slot (its `current-state` returns to Idle) every node waiting
 for a slot is enqueued at once instead of at its next 5 s poll, and a drain that a pod holds up is
 visible on the NodeState (`sriovnetwork.openshift.io/drain-blocked-by`) and in a Warning Event.
 """
@@ -81,7 +86,7 @@ class DrainReconciler:
         ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=self.workers, registry=manager.registry)
         ctrl.watches(manager.cache.informers_for(NODE), map_func=self._node_requests,
                      predicates=[Funcs(on_create=_has_node_state_annotation, on_update=_node_request_changed,
-                                       on_delete=lambda o: False)])
+                                       on_delete=lambda o: True)])
         ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_NODE_STATE),
                      map_func=lambda o: self._node_state_requests(o, manager),
                      predicates=[Funcs(on_update=_current_state_changed, on_delete=lambda o: False)])
@@ -113,6 +118,10 @@ class DrainReconciler:
     def reconcile(self, req: Request) -> Result | None:
         try:
             node = self.reader.get(NODE, req.name)
+        except NotFound:
+            self._release_deleted_node(req.name)
+            return None
+        try:
             state = self.reader.get(SRIOV_NETWORK_NODE_STATE, req.name, self.namespace)
         except NotFound:
             return None
@@ -144,6 +153,20 @@ class DrainReconciler:
             if wait is not None:
                 return wait
         return self._drain(node, state, node_request)
+
+    def _release_deleted_node(self, name: str) -> None:
+        """The Node is gone: its NodeState must not keep showing a drain nobody can finish. (Its slot is
+        already free for the capacity count, which only counts the pool's current members.)"""
+        try:
+            state = self.reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+        except NotFound:
+            return
+        current = annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+        if not occupies_slot(current) or uses_external_drainer(state):
+            return
+        self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAIN_IDLE,
+                               DRAIN_BLOCKED_BY_ANNOTATION: None})
+        log.info("node deleted while holding a drain slot: NodeState back to Idle", node=name, was=current)
 
     def _default_annotations(self, node: Mapping[str, Any], state: Mapping[str, Any], node_missing: bool,
                              state_missing: bool) -> None:
