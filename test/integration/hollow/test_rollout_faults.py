@@ -11,7 +11,6 @@ The tests share one fleet and run in file order; the node deletion goes last (it
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
