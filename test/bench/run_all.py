@@ -32,6 +32,8 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("operator_convergence", []),
     ("runtime_informer", []),
     ("daemon_steady", []),
+    # Last: the largest run (hollow fleets of 500, 2,000 and 5,000 nodes; faults at 500).
+    ("rollout", ["--faults"]),
 ]
 
 

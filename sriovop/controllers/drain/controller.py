@@ -1,9 +1,11 @@
 """The drain controller: answers the config daemon's drain requests, a pool's capacity at a time.
 
-Reads of Nodes, NodeStates and pools go to the server (never the cache) because the capacity count
-must see the `current-state` written a moment ago by another worker; the count and the
-`current-state=Draining` write happen under one lock, so two workers can never both take the last
-slot of a pool. Node and NodeState events map to the same request (operator namespace, node name),
+The node and NodeState a reconcile acts on are read from the server (never the cache). The capacity
+count comes from a running view of pools and slots kept from the informers' events (slots.py: our own
+grants count until the cache shows them), so a node asking for a slot costs no list; when that view
+cannot place a node in a pool, Nodes, NodeStates and pools are listed from the server instead. The
+count and the `current-state=Draining` write happen under one lock, so two workers can never both take
+the last slot of a pool. Node and NodeState events map to the same request (operator namespace, node name),
 so one node is never reconciled by two workers at once.
 
 Beyond upstream: a node deleted while it holds a slot (Draining or DrainComplete) has its NodeState's
@@ -27,6 +29,7 @@ import structlog
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_NETWORK_POOL_CONFIG
 from sriovop.controllers.drain.drainer import Blocker, Drainer, DrainFailed, DrainStopped
+from sriovop.controllers.drain.slots import SlotView
 from sriovop.controllers.drain.states import (
     DRAIN_BLOCKED_BY_ANNOTATION,
     REASON_COMPLETE_DRAIN,
@@ -77,6 +80,8 @@ class DrainReconciler:
         self.workers = workers
         self._capacity_lock = threading.Lock()
         self.controller: Controller | None = None
+        #: Pools and slots from the informers (set up by `setup`); None: every check lists live.
+        self.slots: SlotView | None = None
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -90,6 +95,11 @@ class DrainReconciler:
         ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_NODE_STATE),
                      map_func=lambda o: self._node_state_requests(o, manager),
                      predicates=[Funcs(on_update=_current_state_changed, on_delete=lambda o: False)])
+        self.slots = SlotView()
+        for kind, handler in ((NODE, self.slots.node_handler()), (SRIOV_NETWORK_POOL_CONFIG, self.slots.pool_handler()),
+                              (SRIOV_NETWORK_NODE_STATE, self.slots.state_handler())):
+            for informer in manager.cache.informers_for(kind):
+                informer.add_event_handler(handler)
         manager.add(ctrl)
         manager.add(self._abort_drains_on_stop, need_leader_election=True)
         self.controller = ctrl
@@ -116,6 +126,8 @@ class DrainReconciler:
     # -- reconcile -------------------------------------------------------------------------------
 
     def reconcile(self, req: Request) -> Result | None:
+        if self.slots is not None and self.slots.waiting_behind_full_pool(req.name):
+            return Result(requeue_after=self.requeue_after)  # no read at all: woken when a slot frees
         try:
             node = self.reader.get(NODE, req.name)
         except NotFound:
@@ -194,6 +206,19 @@ class DrainReconciler:
     def _try_start(self, node: Mapping[str, Any], state: Mapping[str, Any]) -> Result | None:
         """The pool capacity check: None when this node may start draining (and now counts as such)."""
         name = _name(node)
+        where = self.slots.pool_of(name) if self.slots is not None else None
+        if where is not None and self.slots is not None:
+            pool_name, limit = where
+            with self._capacity_lock:
+                held = self.slots.occupied(pool_name)
+                if limit != consts.UNLIMITED and held >= limit:
+                    log.debug("pool at its maxUnavailable; waiting", node=name, pool=pool_name, limit=limit)
+                    return Result(requeue_after=self.requeue_after)
+                written = self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAINING})
+                if written is not None:
+                    self.slots.record_grant(name, int(written["metadata"].get("resourceVersion") or 0))
+                log.info("drain slot taken", node=name, pool=pool_name, limit=limit, draining=held + 1)
+            return None
         with self._capacity_lock:
             nodes = self.reader.list(NODE)
             pools = self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
@@ -252,12 +277,14 @@ class DrainReconciler:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _annotate(self, state: Mapping[str, Any], values: Mapping[str, str | None]) -> None:
+    def _annotate(self, state: Mapping[str, Any], values: Mapping[str, str | None]) -> Mapping[str, Any] | None:
+        """Merge-patch the NodeState's annotations; the written object, or None when nothing changed."""
         current = state["metadata"].get("annotations") or {}
         if all(current.get(k) == v for k, v in values.items()):
-            return
-        self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state),
-                          {"metadata": {"annotations": dict(values)}}, self.namespace)
+            return None
+        written: Mapping[str, Any] = self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state),
+                                                       {"metadata": {"annotations": dict(values)}}, self.namespace)
+        return written
 
     def _event(self, state: Mapping[str, Any], reason: str, message: str) -> None:
         # Upstream records every drain event as Warning, even on success; tooling filters on it.
