@@ -152,6 +152,10 @@ class HollowFleet:
         if wait:
             self._wait_ready([(s, "daemons")], time.monotonic() + timeout)
 
+    def wait_daemons(self, timeout: float = 600.0) -> None:
+        """Until every running daemons process has reported its slice up (after start_daemons(wait=False))."""
+        self._wait_ready([(s, "daemons") for s in self.slices if s.daemons is not None], time.monotonic() + timeout)
+
     def kill_daemons(self, index: int) -> None:
         """SIGKILL a slice's daemons process (a crash: no clean-up of theirs runs)."""
         s = self.slices[index]

@@ -17,8 +17,10 @@ policy applied everywhere. Then, per round, the policy's numVfs changes (a drain
 - faults (--faults, at the smallest size unless --fault-nodes): each its own rollout with the same
   watcher - the leader operator SIGKILLed, kube-apiserver restarted, 5% of the daemons SIGKILLed and
   restarted, a draining node deleted, the policy changed again halfway. Each prints a JSON line with
-  its recovery time (the fault until the next drain slot is granted; for the deletion, until the
-  deleted node's NodeState is Idle) and must end configured, uncordoned, never over maxUnavailable.
+  its recovery time (the fault until the next drain slot is granted - for the API server restart, the
+  next one granted once it serves again; for the daemons, until every restarted daemon has synced;
+  for the deletion, until the deleted node's NodeState is Idle) and must end configured, uncordoned,
+  never over maxUnavailable.
 
     .venv/bin/python test/bench/rollout.py [--nodes 500,2000,5000] [--rounds 3] [--apply-delay 20]
         [--faults] [--fault-nodes 500] [--per-process 100] [--quick]
@@ -108,15 +110,20 @@ def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) 
     sc.watcher.reset_max()
     t0 = sc.change(num_vfs)
     sc.wait_progress(num_vfs, 0.3, timeout)
-    final, detail = num_vfs, ""
+    final, detail, recovered = num_vfs, "", 0.0
     tf = time.perf_counter()
     if fault == "leader_killed":
         detail = f"replica {sc.kill_leader()} SIGKILLed, a new replica started"
     elif fault == "apiserver_restarted":
         sc.cp.restart_apiserver()
-        detail = "kube-apiserver stopped and started on the same etcd"
+        detail = f"kube-apiserver stopped and started on the same etcd ({time.perf_counter() - tf:.1f} s down)"
+        recovered = sc.watcher.first_grant_after(time.perf_counter(), timeout)  # once it serves again
     elif fault == "daemons_killed":
-        detail = f"{len(sc.kill_daemons(0.05))} daemons SIGKILLed and restarted"
+        killed = sc.kill_daemons(0.05)
+        assert sc.fleet is not None
+        sc.fleet.wait_daemons(timeout)
+        recovered = time.perf_counter()  # every restarted daemon's informers synced again
+        detail = f"{len(killed)} daemons SIGKILLed and restarted"
     elif fault == "policy_changed_again":
         final = num_vfs + 1
         sc.change(final)
@@ -131,7 +138,7 @@ def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) 
         detail = f"Node {gone} deleted while holding a drain slot"
         expect = plan.nodes - 1
     else:
-        recovered = sc.watcher.first_grant_after(tf, timeout)
+        recovered = recovered or sc.watcher.first_grant_after(tf, timeout)
         expect = plan.nodes
     t1 = sc.watcher.wait_configured(final, timeout, expect=expect)
     out = {"fault": fault, "nodes": plan.nodes, "recovery_seconds": round(recovered - tf, 2),
