@@ -112,6 +112,8 @@ class RolloutScenario:
     watcher: RolloutWatcher | None = None
     operators: list[OperatorProcess] = field(default_factory=list)
     num_vfs: int = FIRST_VFS
+    #: Nodes deleted by `delete_draining_node` (the fleet is that much smaller).
+    deleted: list[str] = field(default_factory=list)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def __enter__(self) -> RolloutScenario:
