@@ -21,7 +21,7 @@ which also reports the problem.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sriovop.api.v1 import consts
@@ -65,60 +65,62 @@ class SlotView:
         self._granted: dict[str, int] = {}
 
     # -- event handlers ----------------------------------------------------------------------------
-    def node_handler(self) -> FuncHandler:
-        def put(node: Any, *_: Any) -> None:
+    def _handler(self, put: Callable[[Mapping[str, Any]], None], remove: Callable[[str], None]) -> FuncHandler:
+        """An informer handler calling `put(obj)` / `remove(name)` under the view's lock."""
+        def add(obj: Any, *_: Any) -> None:
             with self._lock:
-                labels = dict(node["metadata"].get("labels") or {})
-                if self._labels.get(_name(node)) != labels:
-                    self._labels[_name(node)] = labels
-                    self._index = None
+                put(obj)
 
         def delete(obj: Any) -> None:
-            node = _unwrap(obj)
-            if node is not None:
+            inner = _unwrap(obj)
+            if inner is not None:
                 with self._lock:
-                    self._labels.pop(_name(node), None)
-                    self._index = None
+                    remove(_name(inner))
 
-        return FuncHandler(add=put, update=lambda _old, new: put(new), delete=delete)
+        return FuncHandler(add=add, update=lambda _old, new: add(new), delete=delete)
 
-    def pool_handler(self) -> FuncHandler:
-        def put(pool: Any, *_: Any) -> None:
-            with self._lock:
-                self._pools[_name(pool)] = pool
+    def node_handler(self) -> FuncHandler:
+        def put(node: Mapping[str, Any]) -> None:
+            labels = dict(node["metadata"].get("labels") or {})
+            if self._labels.get(_name(node)) != labels:
+                self._labels[_name(node)] = labels
                 self._index = None
 
-        def delete(obj: Any) -> None:
-            pool = _unwrap(obj)
-            if pool is not None:
-                with self._lock:
-                    self._pools.pop(_name(pool), None)
-                    self._index = None
+        def remove(name: str) -> None:
+            self._labels.pop(name, None)
+            self._index = None
 
-        return FuncHandler(add=put, update=lambda _old, new: put(new), delete=delete)
+        return self._handler(put, remove)
+
+    def pool_handler(self) -> FuncHandler:
+        def put(pool: Mapping[str, Any]) -> None:
+            self._pools[_name(pool)] = pool
+            self._index = None
+
+        def remove(name: str) -> None:
+            self._pools.pop(name, None)
+            self._index = None
+
+        return self._handler(put, remove)
 
     def state_handler(self) -> FuncHandler:
-        def put(state: Any, *_: Any) -> None:
+        def put(state: Mapping[str, Any]) -> None:
             name, rv = _name(state), _rv(state)
             current = annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
-            with self._lock:
-                self._states[name] = (annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION), current, rv)
-                if occupies_slot(current):
-                    self._holders.add(name)
-                else:
-                    self._holders.discard(name)
-                if name in self._granted and rv >= self._granted[name]:
-                    del self._granted[name]  # the cache shows our write (or a later one) now
+            self._states[name] = (annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION), current, rv)
+            if occupies_slot(current):
+                self._holders.add(name)
+            else:
+                self._holders.discard(name)
+            if name in self._granted and rv >= self._granted[name]:
+                del self._granted[name]  # the cache shows our write (or a later one) now
 
-        def delete(obj: Any) -> None:
-            state = _unwrap(obj)
-            if state is not None:
-                with self._lock:
-                    self._states.pop(_name(state), None)
-                    self._holders.discard(_name(state))
-                    self._granted.pop(_name(state), None)
+        def remove(name: str) -> None:
+            self._states.pop(name, None)
+            self._holders.discard(name)
+            self._granted.pop(name, None)
 
-        return FuncHandler(add=put, update=lambda _old, new: put(new), delete=delete)
+        return self._handler(put, remove)
 
     # -- queries -----------------------------------------------------------------------------------
     def _build_index(self) -> dict[str, tuple[str, int]]:
