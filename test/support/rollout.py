@@ -146,7 +146,8 @@ class RolloutScenario:
         started = time.monotonic()
         self.fleet = HollowFleet(self.directory / "fleet", self.cp.kubeconfig, self.plan.nodes,
                                  per_process=self.plan.per_process, apply_delay=self.plan.apply_delay,
-                                 requeue_after=self.plan.requeue_after, pools=self.plan.pools, say=self.say).start()
+                                 requeue_after=self.plan.requeue_after, pools=self.plan.pools, say=self.say)
+        self.fleet.start()  # assigned first: a start that fails half way is still stopped by stop()
         self.say(f"rollout: fleet of {self.plan.nodes} up in {time.monotonic() - started:.0f}s")
         self.watcher = RolloutWatcher(self.client, NS, self.fleet.prefix).start()
         self.client.create(SRIOV_NETWORK_NODE_POLICY, policy(FIRST_VFS), NS)
