@@ -27,6 +27,8 @@ from sriovop.hollow.fleet import PFS, HollowNode
 HOSTS_DIR = "hosts"
 #: User-Agent of the hollow daemons' API clients, so the API server's audit log can tell them apart.
 DAEMON_USER_AGENT = "sriovop-config-daemon/hollow"
+#: Seconds between two daemons' starts in one worker process.
+START_SPACING = 0.05
 
 
 def host_root(directory: Path, node: HollowNode) -> Path:
@@ -131,6 +133,10 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
         thread = threading.Thread(target=_run_daemon, args=(daemon, stop), name=f"daemon-{node.name}", daemon=True)
         thread.start()
         running.append((daemon, thread))
+        # Spread the start-up: a hundred TLS handshakes and informer lists at once from one process on
+        # a busy machine run past the API server's handshake timeout and all retry together.
+        if stop.wait(START_SPACING):
+            break
     while not stop.is_set() and not all(d.started.is_set() for d, _ in running):
         stop.wait(0.2)
     if not stop.is_set():
