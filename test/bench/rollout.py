@@ -29,6 +29,7 @@ policy applied everywhere. Then, per round, the policy's numVfs changes (a drain
 from __future__ import annotations
 
 import json
+import math
 import signal
 import statistics
 import sys
@@ -150,8 +151,10 @@ def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) 
 
 
 def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
+    # With faults, a daemons process holds 5% of the fleet: "5% of the daemons killed" is one process.
+    per_process = min(args.per_process, max(1, math.ceil(0.05 * n))) if faults else args.per_process
     plan = RolloutPlan(nodes=n, canary=min(10, max(1, n // 5)), apply_delay=args.apply_delay,
-                       per_process=args.per_process, operators=2 if faults else 1, requeue_after=args.requeue_after)
+                       per_process=per_process, operators=2 if faults else 1, requeue_after=args.requeue_after)
     print(f"rollout: {n} nodes, pools {plan.pools}, limits {plan.limits}, ideal {plan.ideal_seconds()} s",
           file=sys.stderr, flush=True)
     sc = RolloutScenario(work / f"n{n}", plan)
