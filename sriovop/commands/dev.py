@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from sriovop.commands._dev_images import images
+from sriovop.hollow.command import hollow_nodes
 
 DEFAULT_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "sriovop-dev"
 UP_TIMEOUT_S = 120.0
@@ -25,6 +26,7 @@ def command() -> None:
 
 
 command.add_command(images)
+command.add_command(hollow_nodes)
 
 
 @command.group()

@@ -62,6 +62,7 @@ class SimHost:
         boot_loader: str = "bls",
         modules: Sequence[str] = (),
         unavailable_modules: Sequence[str] = (),
+        pf_names: Sequence[str] = (),
     ) -> None:
         if boot_loader not in BOOT_LOADERS:
             raise ValueError(f"boot_loader: {boot_loader!r} is not one of {', '.join(BOOT_LOADERS)}")
@@ -73,6 +74,9 @@ class SimHost:
         #: Loaded at every boot (e.g. ib_core), and modules `modprobe` cannot find.
         self.modules = tuple(modules)
         self.unavailable_modules = tuple(unavailable_modules)
+        #: PF netdev names in creation order, replacing the default ens<nic>f<port> (hosts of a fleet
+        #: whose PFs are named differently); fewer names than ports keep the default for the rest.
+        self.pf_names = tuple(pf_names)
         self.boots = 0
         self.cpu_vendor = cpu_vendor
         self.id = uuid.uuid4().hex[:10]
@@ -171,6 +175,8 @@ class SimHost:
         for port in range(ports or model.ports):
             pci = rid_to_pci((bus << 8) | port)
             ifname = f"ens{i + 1}f{port}"
+            if len(self.pfs) < len(self.pf_names):
+                ifname = self.pf_names[len(self.pfs)]
             alt = f"enp{bus}s0f{port}" + (f"np{port}" if model.vendor == "15b3" else "")
             pf = SimPf(pci=pci, model=model, port=port, ifname=ifname, alt_name=alt, mac=_mac_for(pci))
             self._add_veth(pf, f"sim{i}p{port}")

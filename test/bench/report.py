@@ -100,6 +100,14 @@ def plots(out_dir: Path, docs: list[dict[str, Any]]) -> list[str]:
         save("operator_rss.png", "Operator memory against cluster size", [s["nodes"] for s in op], "MiB",
              [("operator RSS (MiB)", "o-", [s["operator_rss_mib"]["after_convergence"] for s in op]),
               ("JSON of what it caches (MiB)", "o--", [s["cached_json_mib"] for s in op])])
+    ro = by_name.get("rollout", {}).get("details", {}).get("sizes", [])
+    ro = sorted((s for s in ro if s.get("samples")), key=lambda s: s["nodes"])
+    if ro:
+        save("rollout_time.png", "Rollout of a drain-needing policy change (hollow nodes)", [s["nodes"] for s in ro],
+             "seconds until every node is configured and uncordoned",
+             [("measured (median of rounds)", "o-", [sorted(x["seconds"] for x in s["samples"])[
+                 len(s["samples"]) // 2] for s in ro]),
+              ("ideal (waves x apply delay)", "o--", [s["ideal_seconds"] for s in ro])])
     return written
 
 

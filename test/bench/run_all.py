@@ -33,6 +33,8 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("runtime_informer", []),
     ("daemon_steady", []),
     ("cni_add", []),
+    # Last: the largest run (hollow fleets of 500, 2,000 and 5,000 nodes; faults at 500).
+    ("rollout", ["--faults"]),
 ]
 
 

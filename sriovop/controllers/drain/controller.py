@@ -1,12 +1,19 @@
 """The drain controller: answers the config daemon's drain requests, a pool's capacity at a time.
 
-Reads of Nodes, NodeStates and pools go to the server (never the cache) because the capacity count
-must see the `current-state` written a moment ago by another worker; the count and the
-`current-state=Draining` write happen under one lock, so two workers can never both take the last
-slot of a pool. Node and NodeState events map to the same request (operator namespace, node name),
+The node and NodeState a reconcile acts on are read from the server (never the cache). The capacity
+count comes from a running view of pools and slots kept from the informers' events (slots.py: our own
+grants count until the cache shows them), so a node asking for a slot costs no list; when that view
+cannot place a node in a pool, Nodes, NodeStates and pools are listed from the server instead. The
+count and the `current-state=Draining` write happen under one lock, so two workers can never both take
+the last slot of a pool. Node and NodeState events map to the same request (operator namespace, node name),
 so one node is never reconciled by two workers at once.
 
-Beyond upstream: when a node frees a slot (its `current-state` returns to Idle) every node waiting
+Beyond upstream: a node deleted while it holds a slot (Draining or DrainComplete) has its NodeState's
+`current-state` returned to Idle at once. Upstream leaves it as it was until the stale NodeState is
+garbage-collected (30 min by default): a drain that status, tooling and users see as in progress
+although no node is left to drain, and that a node re-registering under the same name inherits.
+
+Also beyond upstream: when a node frees a slot (its `current-state` returns to Idle) every node waiting
 for a slot is enqueued at once instead of at its next 5 s poll, and a drain that a pod holds up is
 visible on the NodeState (`sriovnetwork.openshift.io/drain-blocked-by`) and in a Warning Event.
 """
@@ -22,6 +29,7 @@ import structlog
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_NETWORK_POOL_CONFIG
 from sriovop.controllers.drain.drainer import Blocker, Drainer, DrainFailed, DrainStopped
+from sriovop.controllers.drain.slots import SlotView
 from sriovop.controllers.drain.states import (
     DRAIN_BLOCKED_BY_ANNOTATION,
     REASON_COMPLETE_DRAIN,
@@ -72,6 +80,8 @@ class DrainReconciler:
         self.workers = workers
         self._capacity_lock = threading.Lock()
         self.controller: Controller | None = None
+        #: Pools and slots from the informers (set up by `setup`); None: every check lists live.
+        self.slots: SlotView | None = None
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -81,10 +91,15 @@ class DrainReconciler:
         ctrl = Controller(CONTROLLER_NAME, self.reconcile, workers=self.workers, registry=manager.registry)
         ctrl.watches(manager.cache.informers_for(NODE), map_func=self._node_requests,
                      predicates=[Funcs(on_create=_has_node_state_annotation, on_update=_node_request_changed,
-                                       on_delete=lambda o: False)])
+                                       on_delete=lambda o: True)])
         ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_NODE_STATE),
                      map_func=lambda o: self._node_state_requests(o, manager),
                      predicates=[Funcs(on_update=_current_state_changed, on_delete=lambda o: False)])
+        self.slots = SlotView()
+        for kind, handler in ((NODE, self.slots.node_handler()), (SRIOV_NETWORK_POOL_CONFIG, self.slots.pool_handler()),
+                              (SRIOV_NETWORK_NODE_STATE, self.slots.state_handler())):
+            for informer in manager.cache.informers_for(kind):
+                informer.add_event_handler(handler)
         manager.add(ctrl)
         manager.add(self._abort_drains_on_stop, need_leader_election=True)
         self.controller = ctrl
@@ -111,8 +126,14 @@ class DrainReconciler:
     # -- reconcile -------------------------------------------------------------------------------
 
     def reconcile(self, req: Request) -> Result | None:
+        if self.slots is not None and self.slots.waiting_behind_full_pool(req.name):
+            return Result(requeue_after=self.requeue_after)  # no read at all: woken when a slot frees
         try:
             node = self.reader.get(NODE, req.name)
+        except NotFound:
+            self._release_deleted_node(req.name)
+            return None
+        try:
             state = self.reader.get(SRIOV_NETWORK_NODE_STATE, req.name, self.namespace)
         except NotFound:
             return None
@@ -145,6 +166,20 @@ class DrainReconciler:
                 return wait
         return self._drain(node, state, node_request)
 
+    def _release_deleted_node(self, name: str) -> None:
+        """The Node is gone: its NodeState must not keep showing a drain nobody can finish. (Its slot is
+        already free for the capacity count, which only counts the pool's current members.)"""
+        try:
+            state = self.reader.get(SRIOV_NETWORK_NODE_STATE, name, self.namespace)
+        except NotFound:
+            return
+        current = annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+        if not occupies_slot(current) or uses_external_drainer(state):
+            return
+        self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAIN_IDLE,
+                               DRAIN_BLOCKED_BY_ANNOTATION: None})
+        log.info("node deleted while holding a drain slot: NodeState back to Idle", node=name, was=current)
+
     def _default_annotations(self, node: Mapping[str, Any], state: Mapping[str, Any], node_missing: bool,
                              state_missing: bool) -> None:
         """Add missing annotations as Idle, guarded by resourceVersion so a concurrent daemon write wins."""
@@ -171,6 +206,19 @@ class DrainReconciler:
     def _try_start(self, node: Mapping[str, Any], state: Mapping[str, Any]) -> Result | None:
         """The pool capacity check: None when this node may start draining (and now counts as such)."""
         name = _name(node)
+        where = self.slots.pool_of(name) if self.slots is not None else None
+        if where is not None and self.slots is not None:
+            pool_name, limit = where
+            with self._capacity_lock:
+                held = self.slots.occupied(pool_name)
+                if limit != consts.UNLIMITED and held >= limit:
+                    log.debug("pool at its maxUnavailable; waiting", node=name, pool=pool_name, limit=limit)
+                    return Result(requeue_after=self.requeue_after)
+                written = self._annotate(state, {consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT: consts.DRAINING})
+                if written is not None:
+                    self.slots.record_grant(name, int(written["metadata"].get("resourceVersion") or 0))
+                log.info("drain slot taken", node=name, pool=pool_name, limit=limit, draining=held + 1)
+            return None
         with self._capacity_lock:
             nodes = self.reader.list(NODE)
             pools = self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)
@@ -229,12 +277,14 @@ class DrainReconciler:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _annotate(self, state: Mapping[str, Any], values: Mapping[str, str | None]) -> None:
+    def _annotate(self, state: Mapping[str, Any], values: Mapping[str, str | None]) -> Mapping[str, Any] | None:
+        """Merge-patch the NodeState's annotations; the written object, or None when nothing changed."""
         current = state["metadata"].get("annotations") or {}
         if all(current.get(k) == v for k, v in values.items()):
-            return
-        self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state),
-                          {"metadata": {"annotations": dict(values)}}, self.namespace)
+            return None
+        written: Mapping[str, Any] = self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state),
+                                                       {"metadata": {"annotations": dict(values)}}, self.namespace)
+        return written
 
     def _event(self, state: Mapping[str, Any], reason: str, message: str) -> None:
         # Upstream records every drain event as Warning, even on success; tooling filters on it.

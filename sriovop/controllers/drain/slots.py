@@ -1,0 +1,184 @@
+"""The drain controller's running count of pool slots, kept from its informers' events.
+
+Why: the capacity check used to list every Node, pool and NodeState from the API server for each
+node that asked to start draining, under one lock - and every node waiting for a slot asks again every
+5 s and whenever any slot frees. A rollout across N nodes thus made O(N) lists of O(N) objects, the
+waiting ones many times over: at 500 nodes most of the rollout went to those lists. Here the pool of
+every node and the set of nodes holding a slot (NodeState `current-state` Draining or DrainComplete)
+are kept from the events the controller already receives, so a check costs O(slots held).
+
+A cache lags behind the server. Two things make the count safe anyway:
+- a slot granted here (our own `Draining` write) counts from the moment it is written until the cache
+  shows that write (`record_grant`, by resourceVersion), so two grants can never both take the last
+  slot; grants happen under the controller's capacity lock, in one process (the leader);
+- a slot released (Idle written) that the cache does not show yet still counts: the view errs on the
+  side of waiting, and the release's own event wakes the waiting nodes.
+A node whose pool cannot be told from the cache (a node in two pools, a malformed selector or
+maxUnavailable) gets None, and the controller falls back to reading everything from the server,
+which also reports the problem.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sriovop.api.v1 import consts
+from sriovop.api.v1.maxunavailable import max_unavailable
+from sriovop.controllers.drain.states import annotation, occupies_slot
+from sriovop.controllers.pool_config import is_hw_offload_pool, selector_matches
+from sriovop.runtime.cache.listener import FuncHandler
+
+DEFAULT_POOL = "default"
+WAITING_REQUESTS = (consts.DRAIN_REQUIRED, consts.REBOOT_REQUIRED)
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def _rv(obj: Mapping[str, Any]) -> int:
+    try:
+        return int(obj["metadata"].get("resourceVersion") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _unwrap(obj: Any) -> Mapping[str, Any] | None:
+    """An informer's delete may hand over a tombstone; its last known object, if any."""
+    inner = getattr(obj, "obj", obj)
+    return inner if isinstance(inner, Mapping) else None
+
+
+class SlotView:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._labels: dict[str, Mapping[str, str]] = {}
+        self._pools: dict[str, Mapping[str, Any]] = {}
+        #: NodeState name -> (desired-state, current-state, resourceVersion) as last seen.
+        self._states: dict[str, tuple[str | None, str | None, int]] = {}
+        self._holders: set[str] = set()
+        #: node -> (pool, limit); None until rebuilt after a Node label or pool change.
+        self._index: dict[str, tuple[str, int]] | None = None
+        #: Our own grants the cache does not show yet: node -> resourceVersion of the write.
+        self._granted: dict[str, int] = {}
+
+    # -- event handlers ----------------------------------------------------------------------------
+    def _handler(self, put: Callable[[Mapping[str, Any]], None], remove: Callable[[str], None]) -> FuncHandler:
+        """An informer handler calling `put(obj)` / `remove(name)` under the view's lock."""
+        def add(obj: Any, *_: Any) -> None:
+            with self._lock:
+                put(obj)
+
+        def delete(obj: Any) -> None:
+            inner = _unwrap(obj)
+            if inner is not None:
+                with self._lock:
+                    remove(_name(inner))
+
+        return FuncHandler(add=add, update=lambda _old, new: add(new), delete=delete)
+
+    def node_handler(self) -> FuncHandler:
+        def put(node: Mapping[str, Any]) -> None:
+            labels = dict(node["metadata"].get("labels") or {})
+            if self._labels.get(_name(node)) != labels:
+                self._labels[_name(node)] = labels
+                self._index = None
+
+        def remove(name: str) -> None:
+            self._labels.pop(name, None)
+            self._index = None
+
+        return self._handler(put, remove)
+
+    def pool_handler(self) -> FuncHandler:
+        def put(pool: Mapping[str, Any]) -> None:
+            self._pools[_name(pool)] = pool
+            self._index = None
+
+        def remove(name: str) -> None:
+            self._pools.pop(name, None)
+            self._index = None
+
+        return self._handler(put, remove)
+
+    def state_handler(self) -> FuncHandler:
+        def put(state: Mapping[str, Any]) -> None:
+            name, rv = _name(state), _rv(state)
+            current = annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+            self._states[name] = (annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION), current, rv)
+            if occupies_slot(current):
+                self._holders.add(name)
+            else:
+                self._holders.discard(name)
+            if name in self._granted and rv >= self._granted[name]:
+                del self._granted[name]  # the cache shows our write (or a later one) now
+
+        def remove(name: str) -> None:
+            self._states.pop(name, None)
+            self._holders.discard(name)
+            self._granted.pop(name, None)
+
+        return self._handler(put, remove)
+
+    # -- queries -----------------------------------------------------------------------------------
+    def _build_index(self) -> dict[str, tuple[str, int]]:
+        """Upstream's pool lookup for every node at once; nodes it would refuse are left out."""
+        index: dict[str, tuple[str, int]] = {}
+        in_pools: set[str] = set()
+        conflicted: set[str] = set()
+        for pool in sorted((p for p in self._pools.values() if not is_hw_offload_pool(p)), key=_name):
+            selector = (pool.get("spec") or {}).get("nodeSelector")
+            try:
+                members = [n for n, labels in self._labels.items() if selector_matches(selector, labels)]
+                limit = max_unavailable((pool.get("spec") or {}).get("maxUnavailable"), len(members))
+            except ValueError:
+                return {}  # a malformed pool: every node goes the careful way until it is fixed
+            for member in members:
+                if member in in_pools:
+                    conflicted.add(member)
+                in_pools.add(member)
+                index[member] = (_name(pool), limit)
+        for member in conflicted:
+            index.pop(member, None)
+        rest = [n for n in self._labels if n not in in_pools]
+        default_limit = max_unavailable(consts.DEFAULT_POOL_MAX_UNAVAILABLE, len(rest))
+        index.update((n, (DEFAULT_POOL, default_limit)) for n in rest)
+        return index
+
+    def pool_of(self, node: str) -> tuple[str, int] | None:
+        """(pool name, maxUnavailable as a count) of `node`, or None when the cache cannot tell."""
+        with self._lock:
+            return self._pool_of(node)
+
+    def _pool_of(self, node: str) -> tuple[str, int] | None:
+        if self._index is None:
+            self._index = self._build_index()
+        return self._index.get(node)
+
+    def occupied(self, pool: str) -> int:
+        """Nodes of `pool` holding a slot: as the cache shows, plus our grants it does not show yet."""
+        with self._lock:
+            if self._index is None:
+                self._index = self._build_index()
+            index = self._index
+            return sum(1 for n in self._holders | set(self._granted) if (index.get(n) or ("", 0))[0] == pool)
+
+    def waiting_behind_full_pool(self, node: str) -> bool:
+        """The node asks for a drain, holds no slot, and its pool is full: nothing to do until a slot
+        frees (whose event wakes it) or the next poll. False whenever unsure."""
+        with self._lock:
+            desired, current, _rv = self._states.get(node, (None, None, 0))
+            if desired not in WAITING_REQUESTS or current != consts.DRAIN_IDLE or node in self._granted:
+                return False
+            where = self._pool_of(node)
+        if where is None or where[1] == consts.UNLIMITED:
+            return False
+        return self.occupied(where[0]) >= where[1]
+
+    def record_grant(self, node: str, resource_version: int) -> None:
+        with self._lock:
+            _desired, current, rv = self._states.get(node, (None, None, 0))
+            if not (occupies_slot(current) and rv >= resource_version):
+                self._granted[node] = resource_version

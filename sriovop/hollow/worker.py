@@ -1,0 +1,164 @@
+"""One worker process of the hollow fleet: the simulated hosts of a slice, or the daemons of a slice.
+
+Hosts and daemons of a slice run in two processes so that a daemon can crash without its host: the
+fault "daemons killed and restarted" SIGKILLs a daemons process, and the new one finds the hosts as
+the old one left them (VFs, applied generation), as a restarted daemon pod finds its real host.
+
+    python -m sriovop.hollow.worker sims    --dir D --prefix P --first I --count K [--apply-delay S]
+    python -m sriovop.hollow.worker daemons --dir D --prefix P --first I --count K --kubeconfig F
+
+Each writes --ready-file ({"ready": K, "seconds": ...}) once its slice is up, logs warnings to stderr, and
+on SIGTERM stops everything it started (sims: their network namespaces; daemons: their watches).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import threading
+import time
+from pathlib import Path
+
+import click
+
+from sriovop.hollow.fleet import PFS, HollowNode
+
+#: Where the hosts of a fleet directory live (one directory per node).
+HOSTS_DIR = "hosts"
+#: User-Agent of the hollow daemons' API clients, so the API server's audit log can tell them apart.
+DAEMON_USER_AGENT = "sriovop-config-daemon/hollow"
+#: Seconds between two daemons' starts in one worker process.
+START_SPACING = 0.05
+
+
+def host_root(directory: Path, node: HollowNode) -> Path:
+    return directory / HOSTS_DIR / node.name
+
+
+def _raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def _quiet_logs() -> None:
+    from sriovop.logsetup import configure_logging
+
+    configure_logging("warning", "json")
+
+
+def _announce(ready_file: Path, count: int, started: float) -> None:
+    """Written atomically once the slice is up: the supervisor waits for this file."""
+    tmp = ready_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"ready": count, "seconds": round(time.monotonic() - started, 1)}))
+    tmp.replace(ready_file)
+
+
+@click.group()
+def cli() -> None:
+    """A slice of the hollow fleet."""
+
+
+def _slice_options(fn):  # type: ignore[no-untyped-def]
+    for option in reversed([
+        click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path)),
+        click.option("--prefix", required=True),
+        click.option("--first", type=int, required=True),
+        click.option("--count", type=int, required=True),
+        click.option("--ready-file", required=True, type=click.Path(dir_okay=False, path_type=Path)),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+@cli.command()
+@_slice_options
+@click.option("--apply-delay", type=float, default=0.0,
+              help="Seconds one node's apply takes: each PF's VFs appear apply-delay/PFs after its sriov_numvfs "
+                   "write (the simulator's vf_delay fault), as on hardware that takes seconds to create VFs.")
+def sims(directory: Path, prefix: str, first: int, count: int, ready_file: Path, apply_delay: float) -> None:
+    """Build and serve the simulated hosts of nodes first..first+count-1 until SIGTERM."""
+    from sriovop.host.sim import SimHost
+    from sriovop.stopsignals import stop_on_signals
+
+    _raise_fd_limit()
+    _quiet_logs()
+    stop = stop_on_signals("hollow sims")
+    started = time.monotonic()
+    hosts: list[SimHost] = []
+    try:
+        for index in range(first, first + count):
+            node = HollowNode(prefix, index)
+            root = host_root(directory, node)
+            sim = SimHost(root, [f"{node.model}:{PFS}"], pf_names=node.pf_names).start()
+            hosts.append(sim)
+            if apply_delay > 0:
+                for pf in sim.pfs:
+                    sim.fault(pf.pci, vf_delay=apply_delay / PFS)
+            if stop.is_set():
+                return
+        _announce(ready_file, len(hosts), started)
+        stop.wait()
+    finally:
+        for sim in hosts:
+            sim.stop()
+
+
+@cli.command()
+@_slice_options
+@click.option("--kubeconfig", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--namespace", default="sriov-network-operator", show_default=True)
+@click.option("--requeue-after", type=float, default=30.0, show_default=True,
+              help="The daemons' drift re-check period (the config daemon's --requeue-after).")
+def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Path, kubeconfig: str,
+            namespace: str, requeue_after: float) -> None:
+    """Run one unchanged config daemon per node of the slice, each with its own API client, until SIGTERM."""
+    from sriovop.daemon.app import Daemon
+    from sriovop.daemon.settings import DaemonSettings
+    from sriovop.runtime.config import load_config
+    from sriovop.stopsignals import stop_on_signals
+
+    _raise_fd_limit()
+    _quiet_logs()
+    stop = stop_on_signals("hollow daemons")
+    started = time.monotonic()
+    running: list[tuple[Daemon, threading.Thread]] = []
+    for index in range(first, first + count):
+        node = HollowNode(prefix, index)
+        rest = load_config(kubeconfig)
+        rest.user_agent = DAEMON_USER_AGENT
+        settings = DaemonSettings(node_name=node.name, namespace=namespace, host_root=host_root(directory, node),
+                                  requeue_after=requeue_after)
+        daemon = Daemon(settings, rest)
+        thread = threading.Thread(target=_run_daemon, args=(daemon, stop), name=f"daemon-{node.name}", daemon=True)
+        thread.start()
+        running.append((daemon, thread))
+        # Spread the start-up: a hundred TLS handshakes and informer lists at once from one process on
+        # a busy machine run past the API server's handshake timeout and all retry together.
+        if stop.wait(START_SPACING):
+            break
+    while not stop.is_set() and not all(d.started.is_set() for d, _ in running):
+        stop.wait(0.2)
+    if not stop.is_set():
+        _announce(ready_file, len(running), started)
+    stop.wait()
+    deadline = time.monotonic() + 60
+    for _daemon, thread in running:
+        thread.join(max(0.1, deadline - time.monotonic()))
+
+
+def _run_daemon(daemon: object, stop: threading.Event) -> None:
+    from sriovop.daemon.app import Daemon
+    from sriovop.daemon.startup import StartupAborted
+
+    assert isinstance(daemon, Daemon)
+    try:
+        daemon.run(stop)
+    except StartupAborted:
+        pass
+    finally:
+        daemon.client.close()
+
+
+if __name__ == "__main__":
+    cli()
