@@ -66,3 +66,16 @@ def list_pod_resources(socket_path: str | Path = DEFAULT_SOCKET, *, timeout: flo
         response = call(socket_path, LIST_METHOD,
                         lambda: stub.List(pb.ListPodResourcesRequest(), timeout=timeout))
     return from_list_response(response)
+
+
+ALLOCATABLE_METHOD: Final = "/v1.PodResourcesLister/GetAllocatableResources"
+
+
+def allocatable_devices(socket_path: str | Path = DEFAULT_SOCKET, *, timeout: float = 10.0) -> list[ContainerDevices]:
+    """`GetAllocatableResources`: the devices this kubelet process can hand out now, per resource (what
+    its device plugins registered since it started; raises KubeletApiError when it cannot be asked)."""
+    with unix_channel(socket_path) as channel:
+        stub = PodResourcesListerStub(channel)
+        response = call(socket_path, ALLOCATABLE_METHOD,
+                        lambda: stub.GetAllocatableResources(pb.AllocatableResourcesRequest(), timeout=timeout))
+    return [_devices(d) for d in response.devices]

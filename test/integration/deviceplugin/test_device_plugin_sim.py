@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sriovop.host.netlink import Netlink
-from test.support.cluster import SRIOVOP
 from test.support.controllers_harness import wait_for
+from test.support.device_plugin_process import device_plugin
 from test.support.host_sim import applier, sim_host
 from test.support.kubelet_registry import FakeKubeletRegistry, Stream, allocate
 
@@ -55,71 +53,64 @@ def test_device_plugin_on_the_simulated_host(sim_vfs: tuple[Path, str, str, list
     _config(config, [{"resourceName": "low", "selectors": [{"pfNames": [f"{pf_name}#0-1"]}]}])
     kubelet = FakeKubeletRegistry(dp_dir).start()
     log = tmp_path / "device-plugin.log"
-    proc = subprocess.Popen(
-        [*SRIOVOP, "device-plugin", f"--config-file={config}", "--resource-prefix=sim.io", f"--host-root={root}",
-         f"--device-plugin-dir={dp_dir}", f"--devinfo-dir={devinfo}", "--watch-interval=0.3",
-         "--health-interval=0.3", "--log-level=10", "--log-format=console"],
-        stdout=subprocess.DEVNULL, stderr=log.open("w"))
     streams: list[Stream] = []
     try:
-        wait_for(lambda: kubelet.registered(), timeout=60, what="the plugin's Register")
-        assert kubelet.registered() == [("v1beta1", "sim.io_low.sock", "sim.io/low")]
-        socket = dp_dir / "sim.io_low.sock"
-        stream = Stream(socket)
-        streams.append(stream)
-        wait_for(stream.latest, timeout=30, what="the first device list")
-        assert stream.latest() == {vfs[0]: "Healthy", vfs[1]: "Healthy"}
+        with device_plugin(log, f"--config-file={config}", "--resource-prefix=sim.io", f"--host-root={root}",
+                           f"--device-plugin-dir={dp_dir}", f"--devinfo-dir={devinfo}", "--watch-interval=0.3",
+                           "--health-interval=0.3") as proc:
+            wait_for(lambda: kubelet.registered(), timeout=60, what="the plugin's Register")
+            assert kubelet.registered() == [("v1beta1", "sim.io_low.sock", "sim.io/low")]
+            socket = dp_dir / "sim.io_low.sock"
+            stream = Stream(socket)
+            streams.append(stream)
+            wait_for(stream.latest, timeout=30, what="the first device list")
+            assert stream.latest() == {vfs[0]: "Healthy", vfs[1]: "Healthy"}
 
-        # Allocate: env, device-info file
-        response = allocate(socket, [vfs[1]])
-        assert dict(response.envs)["PCIDEVICE_SIM_IO_LOW"] == vfs[1] and not response.devices
-        info = devinfo / f"sim.io-low-{vfs[1]}-device.json"
-        assert json.loads(info.read_text()) == {"type": "pci", "version": "1.1.0", "pci": {"pci-address": vfs[1]}}
+            # Allocate: env, device-info file
+            response = allocate(socket, [vfs[1]])
+            assert dict(response.envs)["PCIDEVICE_SIM_IO_LOW"] == vfs[1] and not response.devices
+            info = devinfo / f"sim.io-low-{vfs[1]}-device.json"
+            assert json.loads(info.read_text()) == {"type": "pci", "version": "1.1.0", "pci": {"pci-address": vfs[1]}}
 
-        # Health follows the PF's link
-        with Netlink(netns) as nl:
-            nl.set_down(pf_name)
-            wait_for(lambda: stream.latest() == dict.fromkeys(vfs[:2], "Unhealthy"), timeout=30,
-                     what="Unhealthy VFs after the PF link went down")
-            nl.set_up(pf_name)
-            wait_for(lambda: stream.latest() == dict.fromkeys(vfs[:2], "Healthy"), timeout=30,
-                     what="Healthy VFs after the PF link came back")
+            # Health follows the PF's link
+            with Netlink(netns) as nl:
+                nl.set_down(pf_name)
+                wait_for(lambda: stream.latest() == dict.fromkeys(vfs[:2], "Unhealthy"), timeout=30,
+                         what="Unhealthy VFs after the PF link went down")
+                nl.set_up(pf_name)
+                wait_for(lambda: stream.latest() == dict.fromkeys(vfs[:2], "Healthy"), timeout=30,
+                         what="Healthy VFs after the PF link came back")
 
-        # A kubelet restart empties the directory and serves a new kubelet.sock: the plugin registers again.
-        kubelet.stop()
-        kubelet.start()
-        wait_for(lambda: len(kubelet.registered()) == 2, timeout=30, what="registration after the kubelet restart")
-        wait_for(lambda: socket.is_socket(), timeout=30, what="the plugin's socket served again")
-        wait_for(stream.ended.is_set, timeout=30, what="the old ListAndWatch stream to end")
-        stream = Stream(socket)
-        streams.append(stream)
-        wait_for(stream.latest, timeout=30, what="the device list after re-registration")
-        assert info.exists(), "a kubelet restart must not remove the device-info files of running pods"
-
-        # Config reload: a new resource registers; the unchanged one keeps its stream and registration.
-        _config(config, [{"resourceName": "low", "selectors": [{"pfNames": [f"{pf_name}#0-1"]}]},
-                         {"resourceName": "high", "selectors": [{"pfNames": [f"{pf_name}#2-3"]}]}])
-        wait_for(lambda: len(kubelet.registered()) == 3, timeout=30, what="registration of the new resource")
-        assert kubelet.registered()[2] == ("v1beta1", "sim.io_high.sock", "sim.io/high")
-        high = Stream(dp_dir / "sim.io_high.sock")
-        streams.append(high)
-        wait_for(high.latest, timeout=30, what="the new resource's device list")
-        assert high.latest() == {vfs[2]: "Healthy", vfs[3]: "Healthy"}
-        assert not stream.ended.is_set() and len(kubelet.registered()) == 3
-
-        # A broken config is refused and changes nothing.
-        _config(config, [{"resourceName": "low"}, {"resourceName": "low"}])
-        wait_for(lambda: "duplicate resource sim.io/low" in log.read_text(), timeout=30,
-                 what="the refused config logged")
-        assert proc.poll() is None and not stream.ended.is_set()
-    finally:
-        for s in streams:
-            s.close()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        finally:
+            # A kubelet restart empties the directory and serves a new kubelet.sock: the plugin registers again.
             kubelet.stop()
-    assert proc.returncode == 0, log.read_text()[-3000:]
+            kubelet.start()
+            wait_for(lambda: len(kubelet.registered()) == 2, timeout=30, what="registration after the kubelet restart")
+            wait_for(lambda: socket.is_socket(), timeout=30, what="the plugin's socket served again")
+            wait_for(stream.ended.is_set, timeout=30, what="the old ListAndWatch stream to end")
+            stream = Stream(socket)
+            streams.append(stream)
+            wait_for(stream.latest, timeout=30, what="the device list after re-registration")
+            assert info.exists(), "a kubelet restart must not remove the device-info files of running pods"
+
+            # Config reload: a new resource registers; the unchanged one keeps its stream and registration.
+            _config(config, [{"resourceName": "low", "selectors": [{"pfNames": [f"{pf_name}#0-1"]}]},
+                             {"resourceName": "high", "selectors": [{"pfNames": [f"{pf_name}#2-3"]}]}])
+            wait_for(lambda: len(kubelet.registered()) == 3, timeout=30, what="registration of the new resource")
+            assert kubelet.registered()[2] == ("v1beta1", "sim.io_high.sock", "sim.io/high")
+            high = Stream(dp_dir / "sim.io_high.sock")
+            streams.append(high)
+            wait_for(high.latest, timeout=30, what="the new resource's device list")
+            assert high.latest() == {vfs[2]: "Healthy", vfs[3]: "Healthy"}
+            assert not stream.ended.is_set() and len(kubelet.registered()) == 3
+
+            # A broken config is refused and changes nothing.
+            _config(config, [{"resourceName": "low"}, {"resourceName": "low"}])
+            wait_for(lambda: "duplicate resource sim.io/low" in log.read_text(), timeout=30,
+                     what="the refused config logged")
+            assert proc.poll() is None and not stream.ended.is_set()
+    finally:
+        for stream_ in streams:
+            stream_.close()
+        kubelet.stop()
     assert not list(devinfo.glob("*.json")), "device-info files are removed when the plugin stops"
     assert not (dp_dir / "sim.io_low.sock").exists()
