@@ -8,8 +8,8 @@ this machine under /var/lib/sriovop-sim/<run>/sriovop-node-2 (the pod sees the m
 
 Both nodes advertise the extended resource `openshift.io/intelnics` through the Node status (the
 device-plugin pod, `sriovop device-plugin`, reads this machine's sysfs rather than the simulated host's,
-so it finds no VFs and advertises nothing), so workload pods can request it: the operator's partial drain evicts exactly the pods that request a `RESOURCE_PREFIX`
-resource.
+so it finds no VFs and advertises nothing), so workload pods can request it: the operator's partial
+drain evicts exactly the pods that request a `RESOURCE_PREFIX` resource.
 """
 
 from __future__ import annotations
