@@ -83,3 +83,23 @@ def allocate(socket: Path, ids: list[str]) -> pb.ContainerAllocateResponse:
     with unix_channel(socket) as channel:
         request = pb.AllocateRequest(container_requests=[pb.ContainerAllocateRequest(devices_ids=ids)])
         return pb_grpc.DevicePluginStub(channel).Allocate(request, timeout=10).container_responses[0]
+
+
+def other_rpcs(socket: Path, ids: list[str]) -> tuple[bool, bool, list[list[str]], str]:
+    """What the kubelet asks besides ListAndWatch and Allocate: (pre_start_required,
+    get_preferred_allocation_available, the preferred device lists, the status of an Allocate of an unknown
+    device); PreStartContainer must answer too."""
+    with unix_channel(socket) as channel:
+        stub = pb_grpc.DevicePluginStub(channel)
+        options = stub.GetDevicePluginOptions(pb.Empty(), timeout=10)
+        preferred = stub.GetPreferredAllocation(pb.PreferredAllocationRequest(container_requests=[
+            pb.ContainerPreferredAllocationRequest(available_deviceIDs=ids, allocation_size=1)]), timeout=10)
+        stub.PreStartContainer(pb.PreStartContainerRequest(devices_ids=ids[:1]), timeout=10)
+        try:
+            stub.Allocate(pb.AllocateRequest(container_requests=[
+                pb.ContainerAllocateRequest(devices_ids=["0000:ff:1f.7"])]), timeout=10)
+            refused = "OK"
+        except grpc.RpcError as exc:
+            refused = exc.code().name if isinstance(exc, grpc.Call) else "UNKNOWN"
+    lists = [list(r.deviceIDs) for r in preferred.container_responses]
+    return options.pre_start_required, options.get_preferred_allocation_available, lists, refused

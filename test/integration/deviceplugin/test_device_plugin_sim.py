@@ -18,7 +18,7 @@ from sriovop.host.netlink import Netlink
 from test.support.controllers_harness import wait_for
 from test.support.device_plugin_process import device_plugin
 from test.support.host_sim import applier, sim_host
-from test.support.kubelet_registry import FakeKubeletRegistry, Stream, allocate
+from test.support.kubelet_registry import FakeKubeletRegistry, Stream, allocate, other_rpcs
 
 
 def _config(path: Path, resources: list[dict[str, object]]) -> None:
@@ -69,6 +69,7 @@ def test_device_plugin_on_the_simulated_host(sim_vfs: tuple[Path, str, str, list
             # Allocate: env, device-info file
             response = allocate(socket, [vfs[1]])
             assert dict(response.envs)["PCIDEVICE_SIM_IO_LOW"] == vfs[1] and not response.devices
+            assert other_rpcs(socket, vfs[:2]) == (False, False, [], "INVALID_ARGUMENT")  # as upstream: no preference
             info = devinfo / f"sim.io-low-{vfs[1]}-device.json"
             assert json.loads(info.read_text()) == {"type": "pci", "version": "1.1.0", "pci": {"pci-address": vfs[1]}}
 
