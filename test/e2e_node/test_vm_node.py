@@ -48,7 +48,6 @@ from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
 from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
-from test.support.incluster import advertise_resource
 from test.support.vm_daemon import GuestShell
 from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
 from test.support.vm_node_drain import PodEvents, running_workload, workload_deployment
@@ -58,9 +57,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = REPO / "build" / "images"
-# What a worker runs: the config daemon and the stand-ins its init containers and the device plugin use.
+# What a worker runs: the config daemon, the stand-ins its init containers use, and the device plugin.
 GUEST_IMAGES = ("config-daemon.tar", "standin-sriov-cni.tar", "standin-ib-sriov-cni.tar",
-                "standin-device-plugin.tar")
+                "device-plugin.tar")
 RESULT = REPO / "build" / "e2e-node.json"
 RECORD = REPO / "build" / "e2e-node-record.json"  # every figure of the scenario, for diagnosis
 LOGS = REPO / "build" / "e2e-node-logs"
@@ -137,6 +136,12 @@ def _policy(num_vfs: int, mtu: int = 1500) -> dict[str, Any]:
                 "deviceType": "netdevice",
                 "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
                 "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
+
+
+def _allocatable(kube: Client, want: str) -> str | None:
+    """The guest node's allocatable count of RESOURCE once it is `want` (else None)."""
+    value = ((kube.get(NODE, NODE_NAME).get("status") or {}).get("allocatable") or {}).get(RESOURCE)
+    return value if value == want else None
 
 
 def _device_plugin_running(kube: Client, old_uid: str = "") -> dict[str, Any] | None:
@@ -223,7 +228,10 @@ def _cross_check(pf: dict[str, Any], kernel: dict[str, Any], num_vfs: int, mtu: 
 def _drain_step(kube: Client, shell: GuestShell, record: dict[str, Any], plugin_uid: str,
                 early: list[str]) -> None:
     """MTU and VF count change: the drain handshake evicts the workload pod from the guest node."""
-    _wait(f"{RESOURCE} allocatable on the guest node", lambda: advertise_resource(kube, NODE_NAME, RESOURCE))
+    # The allocatable comes from the operator-rendered device-plugin pod (`sriovop device-plugin`) on the guest:
+    # it found the guest's igbvf VFs and registered them with the guest's kubelet.
+    record["device_plugin_allocatable"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable on the guest node",
+                                                lambda: _allocatable(kube, str(NUM_VFS)))
     bystander = kube.get(POD, "vm-pause", "default")["metadata"]["uid"]
     kube.create(DEPLOYMENT, workload_deployment(NODE_NAME, RESOURCE), "default")
     workload = _wait("the workload pod Running on the guest node",
@@ -258,6 +266,9 @@ def _drain_step(kube: Client, shell: GuestShell, record: dict[str, Any], plugin_
     new_plugin = _wait("a new device-plugin pod running on the guest node",
                        lambda: _device_plugin_running(kube, plugin_uid))
     record["device_plugin_replaced"] = new_plugin["metadata"]["uid"] != plugin_uid
+    record["device_plugin_allocatable_after_change"] = _wait(
+        f"{RESOURCE}: {CHANGED_VFS} allocatable from the new device-plugin pod",
+        lambda: _allocatable(kube, str(CHANGED_VFS)))
     record["vfs_checked"] += _cross_check(pf, _kernel_view(shell), CHANGED_VFS, CHANGED_MTU)
 
 
@@ -414,9 +425,16 @@ def test_drain_evicts_the_workload_pod_from_the_guest_node(scenario: dict[str, A
 
 
 def test_device_plugin_restarted_around_a_reconfiguration(scenario: dict[str, Any]) -> None:
-    """Host: the QEMU guest; the operator-rendered device-plugin pod on it (stand-in image)."""
+    """Host: the QEMU guest; the operator-rendered device-plugin pod on it (`sriovop device-plugin`)."""
     assert scenario.get("device_plugin_replaced"), scenario.get("error")
     assert scenario.get("device_plugin_ran_early") == [], scenario
+
+
+def test_device_plugin_advertises_the_guests_vfs(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; the node's allocatable comes from our device-plugin pod registering the guest's
+    real igbvf VFs with the guest's kubelet: 4 VFs, then 5 after the change (from the replacement pod)."""
+    assert scenario.get("device_plugin_allocatable") == str(NUM_VFS), scenario.get("error")
+    assert scenario.get("device_plugin_allocatable_after_change") == str(CHANGED_VFS), scenario
 
 
 def test_change_converges_after_the_daemon_pod_is_force_deleted(scenario: dict[str, Any]) -> None:

@@ -60,6 +60,10 @@ IMAGES: tuple[ImageSpec, ...] = (
     ImageSpec(target="config-daemon", name=f"ghcr.io/sriovop/sriovop-config-daemon:{TAG}",
               entrypoint=("sriovop", "config-daemon"), user=ROOT,
               packages=("ethtool", "iproute2", "kmod", "mstflint", "pciutils")),
+    # The SR-IOV network device plugin (`sriovop device-plugin`): root, because it serves sockets in the
+    # kubelet's device-plugin directory and writes device-info files on the host; it reads sysfs only.
+    ImageSpec(target="device-plugin", name=f"ghcr.io/sriovop/sriovop-device-plugin:{TAG}",
+              entrypoint=("sriovop", "device-plugin"), user=ROOT),
 )
 
 

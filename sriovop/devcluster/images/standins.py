@@ -1,12 +1,11 @@
 """Stand-in images for the upstream components that cannot be built here, under their exact names.
 
-The operator renders sriov-cni and ib-sriov-cni as init containers of the config daemon and the SR-IOV
-device plugin as a DaemonSet; the Go module proxy refuses all three, and no registry can be reached.
+The operator renders sriov-cni and ib-sriov-cni as init containers of the config daemon; the Go module
+proxy refuses both, and no registry can be reached. (The device plugin is our own image, spec.py.)
 So that `kubectl apply -k manifests/` works unchanged on the development cluster, `make images` builds
 one tiny static program (hack/standin) into an image per name: the CNI images install it as their
 plugin (it answers VERSION and fails every other CNI command saying it is a stand-in, so a pod on
-such a network fails loudly rather than silently), and the device-plugin image only sleeps (its
-`wait-for-config` init container is our own config-daemon image). Only `make images` builds them and
+such a network fails loudly rather than silently). Only `make images` builds them and
 only a development cluster loads them; users pull upstream's real images.
 """
 
@@ -43,9 +42,6 @@ STANDINS: tuple[StandIn, ...] = (
             env="SRIOV_CNI_IMAGE", entrypoint=(BINARY, "install", "sriov")),
     StandIn(target="standin-ib-sriov-cni", name="ghcr.io/k8snetworkplumbingwg/ib-sriov-cni:v1.2.1",
             env="SRIOV_INFINIBAND_CNI_IMAGE", entrypoint=(BINARY, "install", "ib-sriov")),
-    StandIn(target="standin-device-plugin",
-            name="ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
-            env="SRIOV_DEVICE_PLUGIN_IMAGE", entrypoint=(BINARY, "sleep")),
 )
 
 
