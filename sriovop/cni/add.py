@@ -8,6 +8,7 @@ step undoes the steps before it, so the VF is left exactly as it was found.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +19,18 @@ from sriovop.cni import ipam, result
 from sriovop.cni.alloc import Allocations
 from sriovop.cni.cache import Cache, CachedAdd, OrigVfState
 from sriovop.cni.context import Node, require_env
-from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError
-from sriovop.cni.links import LinkError, call, drop_altname, index_of, link_state, move, netlink_in
+from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError, why
+from sriovop.cni.links import (
+    LinkError,
+    call,
+    get_link,
+    index_of,
+    move,
+    netlink_in,
+    rename,
+    set_mac,
+    temp_name,
+)
 from sriovop.cni.netconf import NetConf
 from sriovop.cni.server import CniRequest
 from sriovop.cni.vfdevice import VfDevice, find_vf, vf_guid
@@ -63,7 +74,7 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
     try:
         config = node.kernel.vf_config(vf.pf_name, vf.pf_pci, vf.index)
     except OSError as e:
-        raise CniError(DEVICE_FAILURE, "cannot read the VF's state", f"deviceID {vf.pci}: {e}") from e
+        raise CniError(DEVICE_FAILURE, "cannot read the VF's state", f"deviceID {vf.pci}: {why(e)}") from e
     undo_steps: list[Callable[[], None]] = []
     change = wanted(conf)
     orig = OrigVfState(host_ifname=netdev or "", config=config)
@@ -74,7 +85,7 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
         try:
             node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, change)
         except OSError as e:
-            raise CniError(DEVICE_FAILURE, "VF configuration refused", f"deviceID {vf.pci}: {e}") from e
+            raise CniError(DEVICE_FAILURE, "VF configuration refused", f"deviceID {vf.pci}: {why(e)}") from e
         orig_guid = vf_guid(node.root, vf.pci)
         if guid is not None:
             if orig_guid:
@@ -82,7 +93,7 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
             try:
                 node.kernel.set_vf_guid(vf.pf_name, vf.pf_pci, vf.index, guid)
             except OSError as e:
-                raise CniError(DEVICE_FAILURE, "GUID refused", f"guid {guid} on deviceID {vf.pci}: {e}") from e
+                raise CniError(DEVICE_FAILURE, "GUID refused", f"guid {guid} on deviceID {vf.pci}: {why(e)}") from e
         if netdev is not None:
             mac = _move_in(node, req, vf, netdev, ifname, conf, orig, undo_steps)
         elif config.admin_mac != "00:00:00:00:00:00" and not mac:
@@ -116,78 +127,102 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
 
 def _move_in(node: Node, req: CniRequest, vf: VfDevice, netdev: str, ifname: str, conf: NetConf,
              orig: OrigVfState, undo_steps: list[Callable[[], None]]) -> str:
-    """Move the VF netdev into the pod as `ifname`, set its MAC, bring it up; returns its MAC."""
+    """Move the VF netdev into the pod as `ifname`, set its MAC, bring it up; returns its MAC.
+
+    Seven netlink requests at most in the usual case: read, down, move (renamed to a unique temporary
+    name as it arrives), read, final name, MAC, up."""
     assert req.netns_fd is not None
+    temp = temp_name()
     with node.host_netlink() as (host, _host_fd):
-        index = index_of(host, netdev)
-        if index is None:
+        before = get_link(host, netdev)
+        if before is None:
             raise CniError(DEVICE_FAILURE, "VF netdev not found",
                            f"deviceID {vf.pci}: netdev {netdev} is not in the host namespace")
-        before = link_state(host, index)
+        index = before["index"]
         orig.effective_mac, orig.mtu = before["mac"], before["mtu"]
+        # The VF's current name, wherever it is: the undo must find the VF, never a namesake.
+        current = [netdev]
+        undo_steps.append(lambda: _move_back(node, req.netns_fd, current[0], orig, before["up"]))
         try:
-            drop_altname(host, index, ifname)
-            move(host, index, req.netns_fd, ifname, f"moving {netdev} into the pod as {ifname}")
-        except LinkError as e:
             if before["up"]:
-                _quiet(lambda: call(host, "up", "set", index=index, state="up"))
-            raise CniError(DEVICE_FAILURE, "cannot move the VF into the pod", f"deviceID {vf.pci}: {e}") from e
-        undo_steps.append(lambda: _move_back(node, req.netns_fd, ifname, orig, before["up"]))
+                call(host, f"{netdev} down", "set", index=index, state="down")
+            if ifname in before["altnames"]:
+                call(host, f"removing altname {ifname}", "property_del", index=index, altname=ifname)
+            # The kernel moves first, then applies the name in the pod: a unique name cannot clash there.
+            current[0] = temp
+            call(host, f"moving {netdev} into the pod", "set", index=index, net_ns_fd=req.netns_fd, ifname=temp)
+        except LinkError as e:
+            raise CniError(DEVICE_FAILURE, "cannot move the VF into the pod", f"deviceID {vf.pci}: {why(e)}") from e
     pod = netlink_in(req.netns_fd)
     try:
-        pod_index = index_of(pod, ifname)
-        if pod_index is None:
-            raise CniError(DEVICE_FAILURE, "VF vanished", f"{ifname} is not in the pod after the move")
-        if conf.mac:
-            try:
-                call(pod, f"setting MAC {conf.mac} on {ifname}", "set", index=pod_index, address=conf.mac)
-            except LinkError as e:
-                raise CniError(DEVICE_FAILURE, "cannot set the MAC", f"mac: {e}") from e
+        arrived = get_link(pod, temp)
+        if arrived is None:
+            raise CniError(DEVICE_FAILURE, "VF vanished", f"deviceID {vf.pci}: {temp} is not in the pod after the move")
+        pod_index = arrived["index"]
         try:
+            if netdev in arrived["altnames"]:  # a kernel/udev that kept the host name as an altname
+                call(pod, f"removing altname {netdev}", "property_del", index=pod_index, altname=netdev)
+            rename(pod, pod_index, ifname, f"naming the VF {ifname} in the pod")
+            current[0] = ifname
+            if conf.mac:
+                set_mac(pod, pod_index, conf.mac, f"setting MAC {conf.mac} on {ifname}")
             call(pod, f"bringing {ifname} up", "set", index=pod_index, state="up")
         except LinkError as e:
-            raise CniError(DEVICE_FAILURE, "cannot bring the VF up", f"deviceID {vf.pci}: {e}") from e
-        return str(link_state(pod, pod_index)["mac"])
+            raise CniError(DEVICE_FAILURE, "cannot set up the VF in the pod", f"deviceID {vf.pci}: {why(e)}") from e
+        return conf.mac or str(before["mac"])
     finally:
         pod.close()
 
 
-def _ipam_del(ipam_type: str, req: CniRequest, node: Node) -> None:
-    ipam.run("DEL", ipam_type, req.stdin, req.env, node.cni_path_prefix)
-
-
-def _quiet(fn: Callable[[], None]) -> None:
-    try:
-        fn()
-    except OSError:
-        pass
-
-
-def _move_back(node: Node, pod_fd: int | None, ifname: str, orig: OrigVfState, up: bool) -> None:
-    """Undo `_move_in`: name, MAC and MTU back, into the host namespace, up again if it was."""
+def _move_back(node: Node, pod_fd: int | None, name: str, orig: OrigVfState, up: bool) -> None:
+    """Undo `_move_in` from wherever it stopped (the VF is called `name`, in the pod or still in the
+    host): back in the host, named, addressed and up as it was."""
     pod = netlink_in(pod_fd)
     try:
-        index = index_of(pod, ifname)
-        if index is None:
+        index = index_of(pod, name)
+        if index is not None:
+            return_to_host(node, pod, index, orig, up=up)
             return
-        restore_netdev(pod, index, orig)
-        with node.host_netlink() as (host, host_fd):
-            move(pod, index, host_fd, orig.host_ifname, f"returning {ifname} to the host as {orig.host_ifname}")
-            if up:
-                back = index_of(host, orig.host_ifname)
-                if back is not None:
-                    call(host, "up", "set", index=back, state="up")
     finally:
         pod.close()
+    with node.host_netlink() as (host, _fd):
+        for candidate in (name, orig.host_ifname):  # the move itself failed: still in the host
+            index = index_of(host, candidate)
+            if index is not None:
+                restore_netdev(host, index, orig)
+                if candidate != orig.host_ifname:
+                    rename(host, index, orig.host_ifname, f"renaming {candidate} back to {orig.host_ifname}")
+                if up:
+                    call(host, f"{orig.host_ifname} up", "set", index=index, state="up")
+                return
+
+
+def return_to_host(node: Node, pod: IPRoute, index: int, orig: OrigVfState, *, up: bool = False) -> None:
+    """From the pod: link down, effective MAC and MTU back, into the host namespace under its host name."""
+    restore_netdev(pod, index, orig)
+    temp = temp_name()
+    rename(pod, index, temp, f"renaming the VF to {temp} in the pod")
+    with node.host_netlink() as (host, host_fd):
+        move(pod, index, host_fd, "returning the VF to the host")
+        back = index_of(host, temp)
+        if back is None:
+            raise LinkError(errno.ENODEV, f"{temp} did not arrive in the host namespace")
+        rename(host, back, orig.host_ifname, f"renaming {temp} back to {orig.host_ifname}")
+        if up:
+            call(host, f"{orig.host_ifname} up", "set", index=back, state="up")
 
 
 def restore_netdev(ipr: IPRoute, index: int, orig: OrigVfState) -> None:
     """Link down, effective MAC and MTU as captured (before the name changes back)."""
     call(ipr, "link down", "set", index=index, state="down")
     if orig.effective_mac:
-        call(ipr, f"restoring MAC {orig.effective_mac}", "set", index=index, address=orig.effective_mac)
+        set_mac(ipr, index, orig.effective_mac, f"restoring MAC {orig.effective_mac}")
     if orig.mtu:
         call(ipr, f"restoring MTU {orig.mtu}", "set", index=index, mtu=orig.mtu)
+
+
+def _ipam_del(ipam_type: str, req: CniRequest, node: Node) -> None:
+    ipam.run("DEL", ipam_type, req.stdin, req.env, node.cni_path_prefix)
 
 
 def _apply_ips(pod_fd: int, ifname: str, ipam_result: dict[str, Any]) -> None:

@@ -11,11 +11,11 @@ the allocation and cache files go.
 from __future__ import annotations
 
 from sriovop.cni import ipam
-from sriovop.cni.add import restore_netdev, sriov_dirs
+from sriovop.cni.add import restore_netdev, return_to_host, sriov_dirs
 from sriovop.cni.cache import CachedAdd
 from sriovop.cni.context import Node, require_env
-from sriovop.cni.errors import DEVICE_FAILURE, CniError
-from sriovop.cni.links import LinkError, call, index_of, move, netlink_in
+from sriovop.cni.errors import DEVICE_FAILURE, CniError, why
+from sriovop.cni.links import LinkError, index_of, netlink_in, rename
 from sriovop.cni.netconf import check_pci, lookup
 from sriovop.cni.server import CniRequest
 from sriovop.cni.vfdevice import find_vf
@@ -65,7 +65,7 @@ def _restore(node: Node, req: CniRequest, cached: CachedAdd, pci: str, ifname: s
     try:
         node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, undo(orig.config, change, admin_mac=restore_mac))
     except OSError as e:
-        raise CniError(DEVICE_FAILURE, "cannot restore the VF's configuration", f"deviceID {pci}: {e}") from e
+        raise CniError(DEVICE_FAILURE, "cannot restore the VF's configuration", f"deviceID {pci}: {why(e)}") from e
     if cached.dpdk_mode or not orig.host_ifname:
         return
     if req.netns_fd is not None:
@@ -74,12 +74,10 @@ def _restore(node: Node, req: CniRequest, cached: CachedAdd, pci: str, ifname: s
             index = index_of(pod, ifname)
             if index is not None:
                 try:
-                    restore_netdev(pod, index, orig)
-                    with node.host_netlink() as (_host, host_fd):
-                        move(pod, index, host_fd, orig.host_ifname,
-                             f"returning {ifname} to the host as {orig.host_ifname}")
+                    return_to_host(node, pod, index, orig)
                 except LinkError as e:
-                    raise CniError(DEVICE_FAILURE, "cannot return the VF to the host", f"deviceID {pci}: {e}") from e
+                    raise CniError(DEVICE_FAILURE, "cannot return the VF to the host",
+                                   f"deviceID {pci}: {why(e)}") from e
                 return
         finally:
             pod.close()
@@ -95,6 +93,6 @@ def _restore(node: Node, req: CniRequest, cached: CachedAdd, pci: str, ifname: s
         try:
             restore_netdev(host, index, orig)
             if name != orig.host_ifname:
-                call(host, f"renaming {name} to {orig.host_ifname}", "set", index=index, ifname=orig.host_ifname)
+                rename(host, index, orig.host_ifname, f"renaming {name} to {orig.host_ifname}")
         except LinkError as e:
-            raise CniError(DEVICE_FAILURE, "cannot restore the VF in the host", f"deviceID {pci}: {e}") from e
+            raise CniError(DEVICE_FAILURE, "cannot restore the VF in the host", f"deviceID {pci}: {why(e)}") from e

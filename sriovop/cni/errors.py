@@ -41,3 +41,8 @@ class CniError(Exception):
 def config_error(field: str, reason: str) -> CniError:
     """Invalid network configuration, naming the field (e.g. `vlan: 5000 is outside 0-4094`)."""
     return CniError(INVALID_CONFIG, f"invalid {field}", f"{field}: {reason}")
+
+
+def why(err: OSError) -> str:
+    """An OSError's own message without the `[Errno N]` prefix."""
+    return str(err.strerror) if err.strerror else str(err)

@@ -145,6 +145,20 @@ def _read_request(conn: socket.socket) -> tuple[bytes, int | None]:
     return b"".join(chunks), (fds[0] if fds else None)
 
 
+def _discard(conn: socket.socket) -> None:
+    """Read and drop what a refused caller sent (closing any descriptor in it): closing a socket with
+    unread data resets the connection, and the caller would lose the refusal it was sent."""
+    conn.shutdown(socket.SHUT_WR)
+    total = 0
+    while total <= MAX_REQUEST:
+        data, fds, _flags, _addr = socket.recv_fds(conn, 65536, 4)
+        for fd in fds:
+            os.close(fd)
+        if not data:
+            return
+        total += len(data)
+
+
 class CniServer:
     """Listens on one socket per plugin; each connection is served on its own thread."""
 
@@ -227,7 +241,9 @@ class CniServer:
                         INVALID_ENV, "permission denied",
                         f"only root on the node may call the {plugin} CNI server (caller uid {uid}, pid {pid})"))
                     log.warning("cni request refused", plugin=plugin, peer_uid=uid, peer_pid=pid)
+                    conn.settimeout(READ_TIMEOUT)
                     conn.sendall(response.to_json())
+                    _discard(conn)
                     return
                 conn.settimeout(READ_TIMEOUT)
                 body, fd = _read_request(conn)

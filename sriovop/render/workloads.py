@@ -29,6 +29,10 @@ DEVICE_PLUGIN_SERVICE_ACCOUNT = "sriov-device-plugin"
 OPERATOR_WEBHOOK_SERVICE_ACCOUNT = "operator-webhook-sa"
 INJECTOR_SERVICE_ACCOUNT = "network-resources-injector-sa"
 CONFIG_DAEMON_COMMAND = ("sriovop", "config-daemon")
+CNI_SERVER_NAME = "sriov-cni-server"
+#: The sockets the CNI shims on /opt/cni/bin connect to, and the plugins' state (upstream's /var/lib/cni).
+CNI_SOCKET_ROOT = "/var/run/sriovop"
+CNI_STATE_DIR = "/var/lib/cni"
 #: The device-plugin init container's command (blockDevicePluginUntilConfigured): it marks its pod and
 #: waits until the config daemon removes the mark.
 WAIT_FOR_CONFIG_COMMAND = ("sriovop", "wait-for-config")
@@ -102,6 +106,29 @@ def _cni_copier(name: str, image: str) -> Obj:
     }
 
 
+def _cni_server(settings: RenderSettings) -> Obj:
+    """The node server behind the sriov / ib-sriov shims the init containers install (docs/cni.md).
+
+    Privileged in the host's network and PID namespaces: it moves VFs between namespaces, sets VF
+    attributes through PF netlink, and resolves the runtime's netns paths through /proc/1/root to tell
+    a live allocation from a stale one. IPAM plugins run from the host's CNI bin directory."""
+    return {
+        "name": CNI_SERVER_NAME,
+        "image": settings.config_daemon_image,
+        "command": ["sriovop", "cni-server"],
+        "args": ["--plugins=sriov,ib-sriov", f"--socket-dir={CNI_SOCKET_ROOT}/cni", f"--state-dir={CNI_STATE_DIR}",
+                 "--netns-root=/proc/1/root", f"--cni-path-prefix={HOST_ROOT}"],
+        "securityContext": {"privileged": True, "readOnlyRootFilesystem": True},
+        "resources": _small_requests("10m", "50Mi"),
+        "volumeMounts": [
+            {"name": "cni-sockets", "mountPath": CNI_SOCKET_ROOT},
+            {"name": "cni-state", "mountPath": CNI_STATE_DIR},
+            {"name": "cnibin", "mountPath": HOST_ROOT + "/opt/cni/bin", "readOnly": True},
+            {"name": "tmp", "mountPath": "/tmp"},
+        ],
+    }
+
+
 def config_daemon_daemonset(settings: RenderSettings, operator_config: Mapping[str, Any] | None) -> Obj:
     """The privileged per-node daemon: hostNetwork, hostPID, the host's / at /host, every taint tolerated."""
     settings.require("config_daemon_image", "cni_image", "infiniband_cni_image")
@@ -171,12 +198,14 @@ def config_daemon_daemonset(settings: RenderSettings, operator_config: Mapping[s
                         "resources": _small_requests("100m", "100Mi"),
                         "volumeMounts": [{"name": "host", "mountPath": HOST_ROOT},
                                          {"name": "tmp", "mountPath": "/tmp"}],
-                    }],
+                    }, _cni_server(settings)],
                     "volumes": [
                         {"name": "host", "hostPath": {"path": "/"}},
                         {"name": "cnibin", "hostPath": {"path": settings.cni_bin_path}},
                         {"name": "os-release", "hostPath": {"path": "/etc/os-release", "type": "File"}},
                         {"name": "tmp", "emptyDir": {}},
+                        {"name": "cni-sockets", "hostPath": {"path": CNI_SOCKET_ROOT, "type": "DirectoryOrCreate"}},
+                        {"name": "cni-state", "hostPath": {"path": CNI_STATE_DIR, "type": "DirectoryOrCreate"}},
                     ],
                 },
             },

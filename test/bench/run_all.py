@@ -32,6 +32,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("operator_convergence", []),
     ("runtime_informer", []),
     ("daemon_steady", []),
+    ("cni_add", []),
 ]
 
 

@@ -57,9 +57,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = REPO / "build" / "images"
-# What a worker runs: the config daemon, the stand-ins its init containers use, and the device plugin.
-GUEST_IMAGES = ("config-daemon.tar", "standin-sriov-cni.tar", "standin-ib-sriov-cni.tar",
-                "device-plugin.tar")
+# What a worker runs: the config daemon, the CNI images its init containers use and the device plugin.
+GUEST_IMAGES = ("config-daemon.tar", "sriov-cni.tar", "ib-sriov-cni.tar", "device-plugin.tar")
 RESULT = REPO / "build" / "e2e-node.json"
 RECORD = REPO / "build" / "e2e-node-record.json"  # every figure of the scenario, for diagnosis
 LOGS = REPO / "build" / "e2e-node-logs"

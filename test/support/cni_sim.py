@@ -92,6 +92,11 @@ class CniSim:
         finally:
             io.close()
 
+    def drop_netdev(self, pci: str) -> None:
+        """The VF's driver let go of it (e.g. vfio-pci took it): its netdev disappears."""
+        with IPRoute(netns=self.sim.netns) as ipr:
+            ipr.link("del", index=ipr.link_lookup(ifname=self.vfs.pop(pci))[0])
+
     def leftovers(self) -> list[str]:
         """Cache and allocation files left under the state dir."""
         return sorted(str(p.relative_to(self.state_dir)) for p in self.state_dir.rglob("*")
@@ -104,9 +109,9 @@ def create_vfs(sim: SimHost, pf_index: int, count: int) -> None:
 
 
 @contextmanager
-def cni_sim(tmp_path: Path, nics: list[str], vfs: int = 4) -> Iterator[CniSim]:
+def cni_sim(tmp_path: Path, nics: list[str], vfs: int = 4, **sim_args: Any) -> Iterator[CniSim]:
     """Simulated host (`nics`), `vfs` VFs on the first PF, each with a real netdev; the sriov handler."""
-    sim = SimHost(tmp_path / "host", nics).start()
+    sim = SimHost(tmp_path / "host", nics, **sim_args).start()
     env = None
     try:
         create_vfs(sim, 0, vfs)

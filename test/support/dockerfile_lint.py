@@ -74,7 +74,7 @@ def lint(text: str, nonroot_stages: tuple[str, ...]) -> list[str]:
         return ["no FROM instruction"]
     for stage in stages:
         base = _resolve(stage.base, args)
-        built_on_stage = base in names
+        built_on_stage = base in names or base == "scratch"  # scratch is empty, not a pulled image
         if not built_on_stage and "@sha256:" not in base and not _PINNED_TAG.search(base):
             findings.append(f"stage {stage.name}: base image {base!r} is not pinned to a version or digest")
         for line in stage.lines:

@@ -1,5 +1,5 @@
-"""`make images`: the operator, webhook and config-daemon images (and the pause and stand-in images) as
-OCI archives.
+"""`make images`: the operator, webhook, config-daemon and device-plugin images, the CNI shim images and
+the pause image as OCI archives.
 
 Each app image is three layers: a Debian root filesystem (mmdebstrap, cached per package set), the
 pinned dependencies (cached per images/requirements.txt) and the sriovop wheel (rebuilt only when the
@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from sriovop.devcluster.images.cni import CNI_IMAGES, CniImage, cni_layer
 from sriovop.devcluster.images.debian import debian_layer
 from sriovop.devcluster.images.oci import ImageConfig, Layer, plan_image
 from sriovop.devcluster.images.pause import PAUSE_IMAGE, ensure_pause_archive
 from sriovop.devcluster.images.python_layers import app_layer, deps_layer
 from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
-from sriovop.devcluster.images.standins import STANDINS, standin_layer
 
 PAUSE_TARGET = "pause"
 
@@ -82,9 +82,9 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
     say = say or Progress()
     out_dir = out_dir or default_out_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    standins = {s.target: s for s in STANDINS}
-    wanted = list(targets) or [*(s.target for s in IMAGES), PAUSE_TARGET, *standins]
-    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in standins]
+    cni = {c.target: c for c in CNI_IMAGES}
+    wanted = list(targets) or [*(s.target for s in IMAGES), *cni, PAUSE_TARGET]
+    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in cni]
     built: dict[str, Path] = {}
     repo = repo_root()
     if specs:
@@ -95,12 +95,19 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
             out = out_dir / f"{spec.target}.tar"
             _write_if_changed(out, spec.name, [base, deps, app], image_config(spec), say)
             built[spec.target] = out
+    if wanted_cni := [cni[t] for t in wanted if t in cni]:
+        built |= _single_layer_images(out_dir, wanted_cni, cni_layer(say), say)
     if PAUSE_TARGET in wanted:
         built[PAUSE_TARGET] = _copy_pause(out_dir, say)
-    if wanted_standins := [standins[t] for t in wanted if t in standins]:
-        layer = standin_layer(say)
-        for standin in wanted_standins:
-            out = out_dir / f"{standin.target}.tar"
-            _write_if_changed(out, standin.name, [layer], standin.config(), say)
-            built[standin.target] = out
+    return built
+
+
+def _single_layer_images(out_dir: Path, images: Sequence[CniImage], layer: Layer,
+                         say: Callable[[str], None]) -> dict[str, Path]:
+    """Images made of one shared static-binary layer (the CNI shim images)."""
+    built: dict[str, Path] = {}
+    for image in images:
+        out = out_dir / f"{image.target}.tar"
+        _write_if_changed(out, image.name, [layer], image.config(), say)
+        built[image.target] = out
     return built

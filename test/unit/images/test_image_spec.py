@@ -8,13 +8,14 @@ from what the manifests and the operator's image environment variables pull. No 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from sriovop import __version__
+from sriovop.devcluster.images.cni import CNI_IMAGES
 from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
-from sriovop.devcluster.images.standins import STANDINS
 from sriovop.render import settings
 from test.support.dockerfile_lint import EffectiveStage, effective, parse
 
@@ -72,13 +73,16 @@ def test_image_names_are_the_ones_the_manifests_use() -> None:
     assert images[settings.ENV_CONFIG_DAEMON_IMAGE] == by_target("config-daemon").name
     assert images[settings.ENV_WEBHOOK_IMAGE] == by_target("webhook").name
     assert images[settings.ENV_INJECTOR_IMAGE] == by_target("webhook").name
+    for cni in CNI_IMAGES:
+        assert images[cni.env] == cni.name
     ours = {v for v in images.values() if v.startswith("ghcr.io/sriovop/")}
-    assert ours == {s.name for s in IMAGES}, "a manifest names a sriovop image that `make images` does not build"
+    assert ours == {s.name for s in IMAGES} | {c.name for c in CNI_IMAGES}, \
+        "a manifest names a sriovop image that `make images` does not build"
 
 
 def test_images_are_tagged_with_the_package_version() -> None:
     """`latest` would make the kubelet pull (default policy Always) the DaemonSets the operator renders."""
-    assert {s.name.rsplit(":", 1)[1] for s in IMAGES} == {__version__}
+    assert {s.name.rsplit(":", 1)[1] for s in (*IMAGES, *CNI_IMAGES)} == {__version__}
 
 
 def test_operator_deployment_runs_the_operator_image_as_its_user() -> None:
@@ -89,10 +93,16 @@ def test_operator_deployment_runs_the_operator_image_as_its_user() -> None:
     assert pod["containers"][0]["command"][0] == by_target("operator").entrypoint[0]
 
 
-def test_every_image_the_manifests_name_is_built_or_stood_in() -> None:
-    """With the stand-ins, every image the shipped Deployment names exists on a development cluster."""
+def test_every_image_the_manifests_name_is_built() -> None:
+    """Every image the shipped Deployment names is one `make images` builds: no stand-ins are left."""
     images = _deployment_images()
-    for standin in STANDINS:
-        assert images[standin.env] == standin.name
-    built = {s.name for s in IMAGES} | {s.name for s in STANDINS}
+    built = {s.name for s in IMAGES} | {c.name for c in CNI_IMAGES}
     assert set(images.values()) <= built
+
+
+@pytest.mark.parametrize("image", CNI_IMAGES, ids=lambda c: c.target)
+def test_cni_image_stage_installs_its_plugin(image: Any) -> None:
+    """The Dockerfile's CNI stages hold only the static shim and install the plugin the image is for."""
+    stage = _stage(image.target)
+    assert stage.entrypoint == list(image.entrypoint)
+    assert stage.entrypoint[-1] == image.plugin

@@ -48,7 +48,7 @@ def test_config_daemon_is_privileged_host_daemon() -> None:
     assert p["tolerations"] == [{"operator": "Exists"}]
     assert p["nodeSelector"] == {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux"}
     assert p["imagePullSecrets"] == [{"name": "a"}, {"name": "b"}]
-    (c,) = p["containers"]
+    c, cni = p["containers"]
     assert c["image"] == "quay.io/x/sriovop:1"
     assert c["command"] == ["sriovop", "config-daemon"] and c["args"] == ["--host-root=/host"]
     assert c["securityContext"]["privileged"] is True
@@ -60,6 +60,15 @@ def test_config_daemon_is_privileged_host_daemon() -> None:
     assert env["DEV_MODE"]["value"] == "TRUE"
     assert [i["image"] for i in p["initContainers"]] == ["quay.io/x/cni:3", "quay.io/x/ib:4"]
     assert ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] == "33%"
+    # The CNI server the shims installed by the init containers talk to: our config-daemon image.
+    assert cni["name"] == "sriov-cni-server" and cni["image"] == "quay.io/x/sriovop:1"
+    assert cni["command"] == ["sriovop", "cni-server"] and "--plugins=sriov,ib-sriov" in cni["args"]
+    assert "--socket-dir=/var/run/sriovop/cni" in cni["args"] and "--state-dir=/var/lib/cni" in cni["args"]
+    assert cni["securityContext"]["privileged"] is True
+    volumes = {v["name"]: v for v in p["volumes"]}
+    mounts = {m["name"]: m["mountPath"] for m in cni["volumeMounts"]}
+    assert volumes["cni-sockets"]["hostPath"]["path"] == mounts["cni-sockets"] == "/var/run/sriovop"
+    assert volumes["cni-state"]["hostPath"]["path"] == mounts["cni-state"] == "/var/lib/cni"
 
 
 def test_config_daemon_options_from_operator_config() -> None:
@@ -69,7 +78,7 @@ def test_config_daemon_options_from_operator_config() -> None:
     s = settings(OVS_CNI_IMAGE="quay.io/x/ovs:5", RDMA_CNI_IMAGE="quay.io/x/rdma:6", USE_EXTERNAL_DRAINER="true")
     p = pod(config_daemon_daemonset(s, cfg))
     assert p["nodeSelector"] == {"sriov": "true"}
-    (c,) = p["containers"]
+    c = p["containers"][0]
     assert c["args"] == ["--host-root=/host", "--use-systemd-service", "--disable-plugins=mellanox",
                          "--parallel-nic-config", "--manage-software-bridges"]
     assert [e["name"] for e in c["env"]][-3:] == ["USE_EXTERNAL_DRAINER", "A", "B"]
