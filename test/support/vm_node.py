@@ -47,6 +47,8 @@ MEM_MB = 4096
 JOIN_TIMEOUT_S = 900.0
 LOGS_KEPT = ("containerd.log", "kubelet.log", "sriovop-attach.log")
 JOB = Path("/run/job")
+GUEST_CNI_BIN_DIR = Path("/opt/cni/bin")
+KUBELET_PID_FILE = "/run/kubelet.pid"  # node.sh's kubelet supervisor restarts a kubelet killed by this pid
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,9 @@ def attach_node(name: str) -> attach.AttachNode:
 def node_files(cluster: ClusterAccess, name: str) -> dict[str, str | bytes]:
     net = NodeNetwork(name, POD_SUBNET, "cni-vm0")
     plugin = attach_node(name)
-    containerd = Containerd(NODE_DIR, net, plugin.bin_dir, plugin.containerd_env())
+    # A real node's plugin dir, where the config daemon's init containers install the sriov shim and the
+    # sriov-cni-server container finds IPAM plugins; node.sh binds it onto the attach plugin's bin dir.
+    containerd = Containerd(NODE_DIR, net, GUEST_CNI_BIN_DIR, plugin.containerd_env())
     kubelet = Kubelet(find_node_binaries().kubelet, NODE_DIR, name, GUEST_IP, containerd.endpoint, "/",
                       JOB / "kubeconfig", JOB / "ca.crt")
     kubelet.port, kubelet.healthz_port = 10250, 10248
