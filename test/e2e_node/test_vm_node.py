@@ -61,7 +61,7 @@ from sriovop.devcluster.images.load import load_archives
 from sriovop.devcluster.nodecluster import schedulable
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import ConnectionFailed, NotFound
 from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
 from test.support import vm_node_pods as pods
 from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
@@ -70,7 +70,7 @@ from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node
 from test.support.vm_node_drain import PodEvents, running_workload, workload_deployment
 from test.support.vm_node_webhook import admitted, set_operator_webhook
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(5400)]
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = REPO / "build" / "images"
@@ -109,7 +109,7 @@ def _wait(what: str, probe: Callable[[], Any], timeout: float = STEP_TIMEOUT_S, 
     while time.monotonic() < deadline:
         try:
             value = probe()
-        except NotFound as exc:
+        except (NotFound, ConnectionFailed) as exc:  # the API server starved by a loaded machine: ask again
             value, last_error = None, exc
         if value:
             return value
