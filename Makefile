@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds clean kind-deps kind-bin kind-tools kind-node-image kind-failover
+.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds protos clean kind-deps kind-bin kind-tools kind-node-image kind-failover
 
 all: test
 
@@ -97,6 +97,10 @@ e2e-cgroup2: $(VENV)/.installed control-plane node-components vm
 crds: $(VENV)/.installed
 	$(VENV)/bin/sriovop gen crds --out manifests/crds
 	$(VENV)/bin/sriovop gen api-docs --out docs/api-reference.md
+
+# Regenerate sriovop/kubelet/*_pb2*.py from sriovop/kubelet/proto/ (a unit test fails when they are stale).
+protos: $(VENV)/.installed
+	$(VENV)/bin/sriovop gen protos
 
 # The local demo: control plane, webhook, two operator replicas, two simulated nodes (README's first command).
 demo: $(VENV)/.installed control-plane

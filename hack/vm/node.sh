@@ -25,9 +25,20 @@ mount -t tmpfs -o mode=0755 nodefs "$NODE_DIR"
 mkdir -p "$NODE_DIR/cni/net.d" "$NODE_DIR/kubelet"
 cp "$J/cni.conflist" "$NODE_DIR/cni/net.d/10-sriovop-bridge.conflist"
 
+step "node paths the operator's DaemonSets mount"
+# The device-plugin pod serves in /var/lib/kubelet/device-plugins, the config daemon's init containers
+# install their CNI shims into /opt/cni/bin (SRIOV_CNI_BIN_PATH) and its sriov-cni-server container
+# listens in /var/run/sriovop/cni and runs IPAM plugins from /opt/cni/bin: the standard paths of a real
+# node, bound onto the node's directories so the kubelet, containerd and the attach server see the same.
+mkdir -p "$NODE_DIR/cni/bin" /var/lib/kubelet /opt/cni/bin /run/sriovop/cni "$SRIOVOP_CNI_SOCKET_DIR"
+mount --bind "$NODE_DIR/kubelet" /var/lib/kubelet
+mount --bind "$NODE_DIR/cni/bin" /opt/cni/bin
+mount --bind /run/sriovop/cni "$SRIOVOP_CNI_SOCKET_DIR"
+
 step "attach plugin"
-mkdir -p "$NODE_DIR/cni/bin"
 for plugin in /usr/lib/cni/*; do ln -s "$plugin" "$NODE_DIR/cni/bin/"; done
+# host-local runs inside the sriov-cni-server container too, where a link into /usr/lib/cni dangles.
+rm "$NODE_DIR/cni/bin/host-local" && cp /usr/lib/cni/host-local "$NODE_DIR/cni/bin/host-local"
 install -m 0755 "$J/sriovop-attach" "$NODE_DIR/cni/bin/sriovop-attach"
 cp "$J/attach.conflist" "$NODE_DIR/cni/net.d/00-sriovop-attach.conflist"
 eval "$ATTACH_SERVER" > "$J/sriovop-attach.log" 2>&1 &
@@ -57,9 +68,21 @@ done
 step "images imported"
 
 step "kubelet"
-"$KUBELET" --config="$J/kubelet.yaml" --kubeconfig="$J/kubeconfig" --hostname-override="$NODE_NAME" \
-  --node-ip=10.0.2.15 --root-dir="$NODE_DIR/kubelet" --cert-dir="$NODE_DIR/kubelet/pki" --oom-score-adj=0 \
-  > "$J/kubelet.log" 2>&1 &
+# Supervised as a node's service manager would: killing the kubelet ($KUBELET_PID_FILE) restarts it,
+# which is how a test restarts the guest's kubelet; the supervisor's own pid is the node's life.
+KUBELET_PID_FILE=/run/kubelet.pid
+(
+  set +e
+  while :; do
+    "$KUBELET" --config="$J/kubelet.yaml" --kubeconfig="$J/kubeconfig" --hostname-override="$NODE_NAME" \
+      --node-ip=10.0.2.15 --root-dir="$NODE_DIR/kubelet" --cert-dir="$NODE_DIR/kubelet/pki" --oom-score-adj=0 \
+      >> "$J/kubelet.log" 2>&1 &
+    echo "$!" > "$KUBELET_PID_FILE"
+    wait "$!"
+    echo "SRIOVOP-NODE: kubelet exited ($?), restarting" >> "$J/kubelet.log"
+    sleep 1  # a kubelet that cannot start must not spin the guest's only CPU
+  done
+) &
 # The caller sources this script and serves requests (test/support/vm_daemon.py) while $pid lives.
 pid=$!
 set +eu

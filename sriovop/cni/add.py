@@ -80,8 +80,11 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
     orig = OrigVfState(host_ifname=netdev or "", config=config)
     mac = conf.mac or ""
     ipam_result: dict[str, Any] | None = None
+    #: Runs first when undoing, before the netdev moves back, in DEL's order (some drivers, e.g. igb,
+    #: refuse a VF's own MAC while the PF holds another one for it).
+    pf_undo: list[Callable[[], None]] = []
     try:
-        undo_steps.append(lambda: node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, undo(config, change)))
+        pf_undo.append(lambda: node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, undo(config, change)))
         try:
             node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, change)
         except OSError as e:
@@ -115,7 +118,7 @@ def _add_locked(node: Node, req: CniRequest, conf: NetConf, vf: VfDevice, cache:
         undo_steps.append(lambda: cache.remove(env["CNI_CONTAINERID"], ifname))
         allocs.save(vf.pci, env["CNI_NETNS"])
     except BaseException:
-        for step in reversed(undo_steps):
+        for step in [*pf_undo, *reversed(undo_steps)]:
             try:
                 step()
             except Exception:  # keep undoing the rest; the original error is what the runtime needs

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyroute2 import IPRoute
 
 from sriovop.cni.errors import INVALID_ENV, CniError
-from sriovop.cni.links import netlink_in
+from sriovop.cni.links import netlink_at
 from sriovop.cni.server import ServerOptions
 from sriovop.cni.vfkernel import RealVfKernel, VfKernel
 
@@ -24,18 +22,9 @@ class Node:
     netns_root: Path = Path("/")
     cni_path_prefix: str = ""
 
-    @contextmanager
-    def host_netlink(self) -> Iterator[tuple[IPRoute, int]]:
+    def host_netlink(self) -> AbstractContextManager[tuple[IPRoute, int]]:
         """A netlink socket in the host namespace and an open descriptor of that namespace."""
-        fd = os.open(self.kernel.host_netns, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            ipr = netlink_in(fd)
-            try:
-                yield ipr, fd
-            finally:
-                ipr.close()
-        finally:
-            os.close(fd)
+        return netlink_at(self.kernel.host_netns)
 
 
 def require_env(env: dict[str, str], *names: str) -> None:

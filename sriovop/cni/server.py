@@ -8,6 +8,8 @@ Protocol (one request per connection, on `<socket dir>/<plugin>.sock`):
   the server needs no view of the runtime's netns path;
 - the server answers `{"stdout": ..., "stderr": ..., "exitCode": N}` and closes.
 
+Requests are served concurrently on a pool of WORKERS threads.
+
 Who may call: the socket directory is 0700 and the socket 0600, and every connection's SO_PEERCRED
 must be uid 0 — only root on the node reaches a plugin that moves devices between namespaces.
 
@@ -25,6 +27,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +42,8 @@ DEFAULT_SOCKET_DIR = Path("/var/run/sriovop/cni")
 MAX_REQUEST = 4 << 20
 #: How long a connected client may take to send its request.
 READ_TIMEOUT = 30.0
+#: Requests served at once (each VF is locked on its own; a node attaches a few pods at a time).
+WORKERS = 16
 
 #: Plugin name → "module:factory". The factory takes ServerOptions and returns a Handler.
 PLUGINS: dict[str, str] = {
@@ -113,6 +118,20 @@ def load_handlers(names: Iterable[str], options: ServerOptions,
     return handlers
 
 
+_WORKER = threading.local()
+
+
+def _init_worker() -> None:
+    _WORKER.cache = {}
+
+
+def worker_cache() -> dict[object, object] | None:
+    """Scratch space kept for the life of a server worker thread (e.g. a netlink socket in the host's
+    namespace); None on any other thread."""
+    cache: dict[object, object] | None = getattr(_WORKER, "cache", None)
+    return cache
+
+
 def _peer_cred(conn: socket.socket) -> tuple[int, int]:
     raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, _gid = struct.unpack("3i", raw)
@@ -160,7 +179,7 @@ def _discard(conn: socket.socket) -> None:
 
 
 class CniServer:
-    """Listens on one socket per plugin; each connection is served on its own thread."""
+    """Listens on one socket per plugin; connections are served by a pool of worker threads."""
 
     def __init__(self, socket_dir: Path, handlers: Mapping[str, Handler], *,
                  allowed_uids: frozenset[int] = frozenset({0})) -> None:
@@ -170,6 +189,9 @@ class CniServer:
         self._listeners: list[socket.socket] = []
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
+        #: Requests are served concurrently on a fixed pool (threads keep their netlink sockets).
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="cni-request",
+                                        initializer=_init_worker)
 
     def socket_path(self, plugin: str) -> Path:
         return self.socket_dir / f"{plugin}.sock"
@@ -203,6 +225,7 @@ class CniServer:
         self._stop.set()
         for thread in self._threads:
             thread.join(5)
+        self._pool.shutdown(wait=False, cancel_futures=True)
         for sock in self._listeners:
             sock.close()
         for plugin in self.handlers:
@@ -226,8 +249,7 @@ class CniServer:
                 continue
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(plugin, conn), name=f"cni-{plugin}-conn",
-                             daemon=True).start()
+            self._pool.submit(self._serve, plugin, conn)
 
     def _serve(self, plugin: str, conn: socket.socket) -> None:
         started = time.monotonic()

@@ -16,7 +16,6 @@ namespace is deleted.
 from __future__ import annotations
 
 import errno
-import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from pyroute2 import IPRoute, netns
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.cni.links import netlink_in
+from sriovop.cni.links import netlink_at
 from sriovop.cni.vfdevice import sysfs_netdev
 from sriovop.cni.vfkernel import VfChange, VfConfig
 from sriovop.host.kernelio import SimKernelIO
@@ -89,22 +88,18 @@ class SimVfKernel:
 
     def vf_netdev(self, root: Path, vf_pci: str) -> str | None:
         """By ifalias; the name sysfs shows is tried first (one request instead of a dump)."""
-        fd = os.open(self.host_netns, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            with netlink_in(fd) as ipr:
-                named = sysfs_netdev(root, vf_pci)
-                if named is not None:
-                    try:
-                        msgs = ipr.link("get", ifname=named)
-                    except NetlinkError:
-                        msgs = []
-                    if msgs and _alias(msgs[0]) == vf_pci:
-                        return named
-                for msg in ipr.get_links():
-                    if _alias(msg) == vf_pci:
-                        return str(msg.get_attr("IFLA_IFNAME"))
-        finally:
-            os.close(fd)
+        with netlink_at(self.host_netns) as (ipr, _fd):
+            named = sysfs_netdev(root, vf_pci)
+            if named is not None:
+                try:
+                    msgs = ipr.link("get", ifname=named)
+                except NetlinkError:
+                    msgs = []
+                if msgs and _alias(msgs[0]) == vf_pci:
+                    return named
+            for msg in ipr.get_links():
+                if _alias(msg) == vf_pci:
+                    return str(msg.get_attr("IFLA_IFNAME"))
         return None
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sriovop.commands._lazylog import lazy_logger
+from sriovop.lazylog import lazy_logger
 from sriovop.commands._options import log_options
 from sriovop.stopsignals import stop_on_signals
 

@@ -148,3 +148,39 @@ def down(directory: Path) -> None:
     teardown.cleanup(directory)
     (directory / "supervisor.pid").unlink(missing_ok=True)
     click.echo("stopped" if pid is not None else "not running", err=True)
+
+
+@cluster.command("restart-kubelet")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DIR,
+              show_default=True, help="The directory given to `up`.")
+@click.option("--node", required=True, help="The node whose kubelet restarts, e.g. sriovop-node-1.")
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for the restart.")
+def restart_kubelet(directory: Path, node: str, timeout: float) -> None:
+    """Restart one node's kubelet (same configuration and ports); returns when the new one is running.
+
+    The cluster's supervisor owns the kubelet (a kubelet that exits otherwise stops the cluster), so the
+    request goes to it through a file."""
+    from sriovop.devcluster.supervisor import RESTART_KUBELET_REQUEST
+
+    directory = directory.resolve()
+    if _supervisor_pid(directory) is None:
+        raise click.ClickException(f"no cluster is running in {directory}")
+    node_dir = directory / "nodes" / node
+    if not node_dir.is_dir():
+        raise click.ClickException(f"no node {node!r} in {directory / 'nodes'}")
+    request = node_dir / RESTART_KUBELET_REQUEST
+    request.write_text("")
+    started = time.monotonic()
+    while True:
+        try:
+            text = request.read_text()
+        except FileNotFoundError:
+            break
+        if text.startswith("error:"):
+            request.unlink(missing_ok=True)
+            raise click.ClickException(f"restarting the kubelet of {node} failed: {text[6:].strip()}")
+        if time.monotonic() - started > timeout:
+            request.unlink(missing_ok=True)
+            raise click.ClickException(f"the kubelet of {node} was not restarted within {timeout:.0f}s")
+        time.sleep(0.2)
+    click.echo(f"kubelet of {node} restarted in {time.monotonic() - started:.1f}s", err=True)

@@ -1,4 +1,4 @@
-"""`sriovop gen`: generate artefacts from the Python API types (the CRDs are never edited by hand)."""
+"""`sriovop gen`: generate artefacts from the Python API types and the kubelet .proto files (never edited by hand)."""
 
 from __future__ import annotations
 
@@ -90,3 +90,22 @@ def supported_nics(out: Path, namespace: str, check: bool) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     click.echo(str(out))
+
+
+@command.command("protos")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a generated module is missing or stale.")
+def protos(check: bool) -> None:
+    """Generate sriovop/kubelet/*_pb2*.py from the kubelet API definitions in sriovop/kubelet/proto/.
+
+    Needs grpcio-tools (the `gen` extra)."""
+    from sriovop.kubelet.protogen import PACKAGE_DIR, stale, write
+
+    if check:
+        wrong = stale()
+        if wrong:
+            click.echo(f"stale gRPC modules in {PACKAGE_DIR}: {', '.join(wrong)}; run `sriovop gen protos`", err=True)
+            sys.exit(1)
+        click.echo(f"gRPC modules in {PACKAGE_DIR} are up to date")
+        return
+    for path in write():
+        click.echo(str(path))

@@ -45,7 +45,7 @@ RESOURCE_PREFIX = consts.DEFAULT_RESOURCE_PREFIX
 DEMO_WEBHOOK_CONFIG_NAME = "sriov-operator-webhook-config-demo"
 IMAGE_ENV = {
     "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE": "localhost/sriovop-config-daemon:dev",
-    "SRIOV_DEVICE_PLUGIN_IMAGE": "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0",
+    "SRIOV_DEVICE_PLUGIN_IMAGE": "localhost/sriovop-device-plugin:dev",
     "SRIOV_CNI_IMAGE": "ghcr.io/k8snetworkplumbingwg/sriov-cni:v2.9.0",
     "SRIOV_INFINIBAND_CNI_IMAGE": "ghcr.io/k8snetworkplumbingwg/ib-sriov-cni:v1.2.1",
     "SRIOV_NETWORK_WEBHOOK_IMAGE": "localhost/sriovop-webhook:dev",

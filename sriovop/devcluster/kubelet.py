@@ -80,6 +80,15 @@ class Kubelet:
         self.port, self.healthz_port = process.free_port(), process.free_port()
         config = self.dir / "kubelet.yaml"
         config.write_text(yaml.safe_dump(self.config()))
+        self._spawn(config)
+
+    def restart(self) -> None:
+        """Stop and start again with the same configuration and ports, as a node's service manager restarts
+        it: what device plugins and other node agents must survive."""
+        self.stop()
+        self._spawn(self.dir / "kubelet.yaml")
+
+    def _spawn(self, config: Path) -> None:
         self.proc = process.spawn(
             [str(self.binary), f"--config={config}", f"--kubeconfig={self.kubeconfig}",
              f"--hostname-override={self.name}", f"--node-ip={self.node_ip}",

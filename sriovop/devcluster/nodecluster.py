@@ -201,6 +201,13 @@ class NodeCluster:
                 raise ControlPlaneError(f"nodes not Ready within {limit:.0f}s: {missing}\n{tails}")
             time.sleep(0.5)
 
+    def restart_kubelet(self, name: str) -> None:
+        node = next((n for n in self.nodes if n.net.name == name), None)
+        if node is None:
+            raise KeyError(f"no node {name!r} (nodes: {', '.join(n.net.name for n in self.nodes)})")
+        log.info("restarting the kubelet", node=name)
+        node.kubelet.restart()
+
     def dead(self) -> str | None:
         """Why the cluster is broken (a process exited), or None."""
         procs = {**self.controllers, "etcd": self.control_plane.etcd, "kube-apiserver": self.control_plane.apiserver}

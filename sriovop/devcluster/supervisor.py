@@ -2,7 +2,9 @@
 
 It owns every process of the cluster (they die with it through PR_SET_PDEATHSIG) and stops them on
 SIGTERM, so `down` only has to signal one pid. With --nodes N it also runs the nodes and, on the way
-out, removes what they leave on the host (teardown.cleanup).
+out, removes what they leave on the host (teardown.cleanup). `sriovop dev cluster restart-kubelet` asks it
+to restart one node's kubelet by creating `nodes/<node>/restart-kubelet`; the file is removed when done (its
+content replaced by an error message if the restart failed).
 """
 
 from __future__ import annotations
@@ -25,6 +27,22 @@ def _pause_image() -> list[Path]:
     from sriovop.devcluster.images.pause import ensure_pause_archive
 
     return [ensure_pause_archive()]
+
+
+RESTART_KUBELET_REQUEST = "restart-kubelet"
+
+
+def _restart_requested_kubelets(cluster: NodeCluster) -> None:
+    for node in list(cluster.nodes):
+        request = cluster.dir / "nodes" / node.net.name / RESTART_KUBELET_REQUEST
+        if not request.exists():
+            continue
+        try:
+            cluster.restart_kubelet(node.net.name)
+        except Exception as exc:  # reported to the waiting command through the request file
+            request.write_text(f"error: {exc}")
+            continue
+        request.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             url = cp.url
         (directory / "ready").write_text(json.dumps({"url": url, "kubeconfig": str(directory / "kubeconfig")}))
         while not stop.wait(1.0):
+            if args.nodes > 0:
+                _restart_requested_kubelets(cluster)
             if (failure := dead()) is not None:
                 print(f"{failure}; stopping", file=sys.stderr)
                 stop.set()

@@ -22,9 +22,8 @@ import structlog
 from sriovop.host.paths import HostPaths
 from sriovop.host.vfmetrics import HELP, VfStatsCollector
 from sriovop.host.vfstats import COUNTERS, list_vfs
-from sriovop.kubelet.grpc import GrpcError
+from sriovop.kubelet.channel import KubeletApiError
 from sriovop.kubelet.podresources import PodResources, list_pod_resources
-from sriovop.kubelet.protowire import ProtoError
 
 log = structlog.get_logger(__name__)
 
@@ -106,7 +105,7 @@ class ExporterCollector:
                  f"# TYPE {UP_METRIC} gauge"]
         try:
             pods = self._list(socket)
-        except (GrpcError, ProtoError) as exc:
+        except KubeletApiError as exc:
             log.warning("pod-resources List failed; no sriov_kubepoddevice series this scrape",
                         socket=str(socket), error=str(exc))
             return [*lines, f"{UP_METRIC} 0"]

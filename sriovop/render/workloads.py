@@ -123,7 +123,7 @@ def _cni_server(settings: RenderSettings) -> Obj:
         "volumeMounts": [
             {"name": "cni-sockets", "mountPath": CNI_SOCKET_ROOT},
             {"name": "cni-state", "mountPath": CNI_STATE_DIR},
-            {"name": "cnibin", "mountPath": HOST_ROOT + "/opt/cni/bin", "readOnly": True},
+            {"name": "cnibin", "mountPath": HOST_ROOT + settings.cni_bin_path, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
         ],
     }

@@ -15,16 +15,26 @@ One scenario (module fixture) records what happened; the tests assert on the rec
    every second, never runs while the guest's PF lacks the configuration: its wait-for-config init
    container holds it); every VF in the status cross-checked against the guest's sysfs and `ip -j link`
    (run in the guest, outside the pod);
-4. drain: a Deployment's pod that requests the VF resource runs on the guest node; the policy changes to
+4. pods with a VF: the allocatable `openshift.io/igbvfs: 4` comes from our device-plugin pod; a SriovNetwork
+   (VLAN 100, host-local IPAM) -> the operator's NAD in `default`; two pods naming it only in
+   `k8s.v1.cni.cncf.io/networks` get the resource request from the injector and run on the guest node,
+   each with `net1` an igbvf VF: driver (sysfs and `ethtool -i`), the same PCI address in sysfs, in the
+   pod's PCIDEVICE_OPENSHIFT_IO_IGBVFS and in the network-status device-info; the net1 MAC and VLAN 100
+   on the PF's VF entry (`ip -d link show eth0` in the guest); an IPAM address; a ping from one pod to the
+   other over net1 (VF to VF through the emulated 82576's switch). Deleting the pods returns both VFs to
+   the guest's namespace with their names and MACs, allocatable 4 again. The guest kubelet is killed (its
+   supervisor starts a new one, which removes the plugin sockets): the device plugin serves and registers
+   again and the allocatable returns;
+5. drain: a Deployment's pod that requests the VF resource runs on the guest node; the policy changes to
    5 VFs, MTU 9000; the node is cordoned, the pod is evicted through the Eviction API (its
    DisruptionTarget condition) and replaced once the node is uncordoned, the bare pause pod (no VF
    resource) stays (partial drain); the device-plugin pod is replaced (new UID) and gated again;
-5. the policy changes to 6 VFs; while the daemon applies it its pod is force-deleted (grace period 0);
+6. the policy changes to 6 VFs; while the daemon applies it its pod is force-deleted (grace period 0);
    the DaemonSet's new pod converges: Succeeded, every VF cross-checked again;
-6. with `enableOperatorWebhook: false` (the operator deletes its webhook configurations) a policy asks
+7. with `enableOperatorWebhook: false` (the operator deletes its webhook configurations) a policy asks
    for 8 VFs, above the 82576's sriov_totalvfs (7): NodeState Failed, lastSyncError naming the PF and the
    step, the daemon pod neither restarted nor unready; the webhook is switched back on;
-7. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
+8. the policy is deleted -> the PF is reset (sriov_numvfs 0, no VF in the status).
 """
 
 from __future__ import annotations
@@ -41,26 +51,31 @@ from typing import Any
 
 import pytest
 
-from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
+from sriovop.api.v1.kinds import (
+    NETWORK_ATTACHMENT_DEFINITION,
+    SRIOV_NETWORK,
+    SRIOV_NETWORK_NODE_POLICY,
+    SRIOV_NETWORK_NODE_STATE,
+)
 from sriovop.devcluster.images.load import load_archives
+from sriovop.devcluster.nodecluster import schedulable
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import ConnectionFailed, NotFound
 from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
+from test.support import vm_node_pods as pods
 from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
-from test.support.incluster import advertise_resource
 from test.support.vm_daemon import GuestShell
 from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
 from test.support.vm_node_drain import PodEvents, running_workload, workload_deployment
 from test.support.vm_node_webhook import admitted, set_operator_webhook
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(5400)]
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = REPO / "build" / "images"
-# What a worker runs: the config daemon, the CNI images its init containers use and the device-plugin stand-in.
-GUEST_IMAGES = ("config-daemon.tar", "sriov-cni.tar", "ib-sriov-cni.tar",
-                "standin-device-plugin.tar")
+# What a worker runs: the config daemon, the CNI images its init containers use and the device plugin.
+GUEST_IMAGES = ("config-daemon.tar", "sriov-cni.tar", "ib-sriov-cni.tar", "device-plugin.tar")
 RESULT = REPO / "build" / "e2e-node.json"
 RECORD = REPO / "build" / "e2e-node-record.json"  # every figure of the scenario, for diagnosis
 LOGS = REPO / "build" / "e2e-node-logs"
@@ -94,7 +109,7 @@ def _wait(what: str, probe: Callable[[], Any], timeout: float = STEP_TIMEOUT_S, 
     while time.monotonic() < deadline:
         try:
             value = probe()
-        except NotFound as exc:
+        except (NotFound, ConnectionFailed) as exc:  # the API server starved by a loaded machine: ask again
             value, last_error = None, exc
         if value:
             return value
@@ -137,6 +152,12 @@ def _policy(num_vfs: int, mtu: int = 1500) -> dict[str, Any]:
                 "deviceType": "netdevice",
                 "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
                 "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
+
+
+def _allocatable(kube: Client, want: str) -> str | None:
+    """The guest node's allocatable count of RESOURCE once it is `want` (else None)."""
+    value = ((kube.get(NODE, NODE_NAME).get("status") or {}).get("allocatable") or {}).get(RESOURCE)
+    return value if value == want else None
 
 
 def _device_plugin_running(kube: Client, old_uid: str = "") -> dict[str, Any] | None:
@@ -220,10 +241,84 @@ def _cross_check(pf: dict[str, Any], kernel: dict[str, Any], num_vfs: int, mtu: 
     return len(reported)
 
 
+def _running(kube: Client, name: str) -> Callable[[], dict[str, Any] | None]:
+    return lambda: running_pod(kube, "default", name)
+
+
+def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
+    """Two pods on the SriovNetwork (annotation only) each get a VF from our device plugin through the
+    injector, the attach plugin and our sriov CNI; deleting them returns the VFs; a kubelet restart makes
+    the device plugin register again."""
+    # The allocatable comes from the operator-rendered device-plugin pod (`sriovop device-plugin`) on the guest:
+    # it found the guest's igbvf VFs and registered them with the guest's kubelet.
+    record["device_plugin_allocatable"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable on the guest node",
+                                                lambda: _allocatable(kube, str(NUM_VFS)))
+    before = pods.host_vfs(shell, PF_PCI)
+    kube.create(SRIOV_NETWORK, pods.sriov_network(NAMESPACE, RESOURCE.split("/")[1]), NAMESPACE)
+    nad = _wait("the operator's NetworkAttachmentDefinition in default",
+                lambda: kube.get(NETWORK_ATTACHMENT_DEFINITION, pods.NETWORK, "default"))
+    record["nad_resource"] = nad["metadata"]["annotations"].get("k8s.v1.cni.cncf.io/resourceName")
+    for name in pods.POD_NAMES:
+        created = kube.create(POD, pods.vf_pod(name, NODE_NAME), "default")
+        record.setdefault("injected_requests", []).append(pods.requested(created, RESOURCE))
+    running = [_wait(f"pod {name} Running on the guest node", _running(kube, name)) for name in pods.POD_NAMES]
+    env_key = "PCIDEVICE_" + RESOURCE.replace(".", "_").replace("/", "_").upper()
+    seen: list[dict[str, Any]] = []
+    for pod in running:
+        status = pods.network_status(pod)
+        pid = pods.container_pid(shell, pod)
+        vf = pods.pod_vf(shell, pid, env_key)
+        entry = pods.pf_vf_entry(shell, PF_NAME, PF_PCI, vf.pci_sysfs)
+        seen.append({"pod": pod["metadata"]["name"], "pid": pid, "status": status, "vf": vf.as_record(),
+                     "pf_entry": entry, "pf_vlan": pods.vlan_of(entry)})
+    record["pod_vfs"] = seen
+    record["pods_with_vf"] = sum(
+        1 for s in seen
+        if s["vf"]["driver_sysfs"] == s["vf"]["ethtool"].get("driver") == "igbvf"
+        and s["vf"]["pci_sysfs"] == s["vf"]["env_pci"] == s["vf"]["ethtool"].get("bus-info")
+        == s["status"]["device-info"]["pci"]["pci-address"] and s["vf"]["pci_sysfs"] in before
+        and s["status"]["interface"] == "net1" and s["pf_vlan"] == pods.VLAN
+        and s["pf_entry"]["address"].lower() == s["vf"]["mac"].lower() == s["status"]["mac"].lower()
+        and s["vf"]["ips"] == s["status"]["ips"]
+        and all(ipaddress.ip_address(ip) in ipaddress.ip_network(pods.SUBNET) for ip in s["vf"]["ips"]))
+    record["cni_add_ms"] = pods.median_ms(pods.cni_add_ms(shell))
+    a, b = seen
+    ok, evidence = pods.ping(shell, a["pid"], b["vf"]["ips"][0])
+    record["vf_ping"] = evidence
+    record["vf_traffic"] = "vf-to-vf" if ok else False
+    if not ok:
+        record["vf_traffic_evidence"] = pods.traffic_evidence(shell, a["pid"], PF_NAME)
+
+    for name in pods.POD_NAMES:
+        kube.delete(POD, name, "default")
+    _wait("both pods gone", lambda: not [p for p in kube.list(POD, "default")
+                                         if p["metadata"]["name"] in pods.POD_NAMES])
+    used = {s["vf"]["pci_sysfs"] for s in seen}
+    returned = _wait("both VFs back in the guest's host namespace with their names and MACs", lambda: (
+        after if {pci: (after := pods.host_vfs(shell, PF_PCI)).get(pci) for pci in used}
+        == {pci: before[pci] for pci in used} else None))
+    record["vfs_returned"] = len([pci for pci in used if returned.get(pci) == before[pci]])
+    record["allocatable_after_pods"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable after the pods",
+                                             lambda: _allocatable(kube, str(NUM_VFS)))
+
+    inode = pods.socket_inode(shell)
+    registered = pods.registrations(shell, RESOURCE)
+    record["registrations_before_restart"] = registered
+    killed = pods.kill_kubelet(shell)
+    started = time.monotonic()
+    _wait("a new guest kubelet", lambda: pods.kubelet_pid(shell) != killed)
+    _wait("the device plugin's socket served again", lambda: (
+        (new := pods.socket_inode(shell)) is not None and new != inode))
+    _wait("the new kubelet's registration of the device plugin",
+          lambda: pods.registrations(shell, RESOURCE) > registered)
+    _wait(f"{RESOURCE}: {NUM_VFS} allocatable after the kubelet restart", lambda: _allocatable(kube, str(NUM_VFS)))
+    record["device_plugin_reregister_s"] = round(time.monotonic() - started, 1)
+    _wait("the guest node Ready after the kubelet restart", lambda: schedulable(kube.get(NODE, NODE_NAME)))
+
+
 def _drain_step(kube: Client, shell: GuestShell, record: dict[str, Any], plugin_uid: str,
                 early: list[str]) -> None:
     """MTU and VF count change: the drain handshake evicts the workload pod from the guest node."""
-    _wait(f"{RESOURCE} allocatable on the guest node", lambda: advertise_resource(kube, NODE_NAME, RESOURCE))
     bystander = kube.get(POD, "vm-pause", "default")["metadata"]["uid"]
     kube.create(DEPLOYMENT, workload_deployment(NODE_NAME, RESOURCE), "default")
     workload = _wait("the workload pod Running on the guest node",
@@ -258,6 +353,9 @@ def _drain_step(kube: Client, shell: GuestShell, record: dict[str, Any], plugin_
     new_plugin = _wait("a new device-plugin pod running on the guest node",
                        lambda: _device_plugin_running(kube, plugin_uid))
     record["device_plugin_replaced"] = new_plugin["metadata"]["uid"] != plugin_uid
+    record["device_plugin_allocatable_after_change"] = _wait(
+        f"{RESOURCE}: {CHANGED_VFS} allocatable from the new device-plugin pod",
+        lambda: _allocatable(kube, str(CHANGED_VFS)))
     record["vfs_checked"] += _cross_check(pf, _kernel_view(shell), CHANGED_VFS, CHANGED_MTU)
 
 
@@ -342,6 +440,7 @@ def scenario() -> Iterator[dict[str, Any]]:
         record["device_plugin_running"] = plugin["metadata"]["name"]
         record["vfs_checked"] = _cross_check(pf, _kernel_view(shell), NUM_VFS, 1500)
 
+        _pods_step(kube, shell, record)
         _drain_step(kube, shell, record, plugin["metadata"]["uid"], early)
         record["device_plugin_ran_early"] = early
         _force_delete_step(kube, shell, record)
@@ -376,7 +475,9 @@ def scenario() -> Iterator[dict[str, Any]]:
         finally:
             RESULT.parent.mkdir(exist_ok=True)
             summary = {k: record.get(k) for k in ("join_s", "daemon_pod_ready_s", "policy_to_succeeded_s",
-                                                   "reset_s", "vfs_checked", "passed")}
+                                                   "reset_s", "vfs_checked", "pods_with_vf", "vf_traffic",
+                                                   "vfs_returned", "device_plugin_reregister_s", "cni_add_ms",
+                                                   "passed")}
             RESULT.write_text(json.dumps(summary) + "\n")
             RECORD.write_text(json.dumps(record, indent=1, default=str) + "\n")
 
@@ -404,6 +505,32 @@ def test_device_plugin_starts_only_after_the_node_is_configured(scenario: dict[s
     assert scenario.get("device_plugin_ran_early") == [], scenario
 
 
+def test_pods_get_a_real_vf_through_the_whole_chain(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest (node sriovop-vm-1): the real kubelet, our device-plugin pod, the injector, the
+    attach plugin and our sriov CNI (sriov-cni-server container); the VF read back from the guest kernel."""
+    assert scenario.get("pods_with_vf") == 2, (scenario.get("error"), scenario.get("pod_vfs"))
+    assert scenario.get("injected_requests") == ["1", "1"], scenario.get("injected_requests")
+    assert scenario.get("nad_resource") == RESOURCE, scenario
+    assert scenario.get("cni_add_ms"), scenario
+
+
+def test_two_vf_pods_exchange_traffic(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; ping between the pods' net1 VFs (VLAN 100) through the emulated 82576."""
+    assert scenario.get("vf_traffic") == "vf-to-vf", (scenario.get("error"), scenario.get("vf_ping"),
+                                                      scenario.get("vf_traffic_evidence"))
+
+
+def test_deleted_pods_return_their_vfs(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; the VFs back in the guest's namespace under their names and MACs."""
+    assert scenario.get("vfs_returned") == 2, scenario.get("error")
+    assert scenario.get("allocatable_after_pods") == str(NUM_VFS), scenario
+
+
+def test_device_plugin_registers_again_after_a_kubelet_restart(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest's kubelet, killed and restarted by node.sh's supervisor."""
+    assert scenario.get("device_plugin_reregister_s") is not None, scenario.get("error")
+
+
 def test_drain_evicts_the_workload_pod_from_the_guest_node(scenario: dict[str, Any]) -> None:
     """Host: the QEMU guest (node sriovop-vm-1); evictions and cordon read from the API."""
     assert scenario.get("drain_change_s") is not None, scenario.get("error")
@@ -414,9 +541,16 @@ def test_drain_evicts_the_workload_pod_from_the_guest_node(scenario: dict[str, A
 
 
 def test_device_plugin_restarted_around_a_reconfiguration(scenario: dict[str, Any]) -> None:
-    """Host: the QEMU guest; the operator-rendered device-plugin pod on it (stand-in image)."""
+    """Host: the QEMU guest; the operator-rendered device-plugin pod on it (`sriovop device-plugin`)."""
     assert scenario.get("device_plugin_replaced"), scenario.get("error")
     assert scenario.get("device_plugin_ran_early") == [], scenario
+
+
+def test_device_plugin_advertises_the_guests_vfs(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; the node's allocatable comes from our device-plugin pod registering the guest's
+    real igbvf VFs with the guest's kubelet: 4 VFs, then 5 after the change (from the replacement pod)."""
+    assert scenario.get("device_plugin_allocatable") == str(NUM_VFS), scenario.get("error")
+    assert scenario.get("device_plugin_allocatable_after_change") == str(CHANGED_VFS), scenario
 
 
 def test_change_converges_after_the_daemon_pod_is_force_deleted(scenario: dict[str, Any]) -> None:

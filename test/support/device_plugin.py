@@ -1,34 +1,30 @@
-"""A tiny device plugin for a real kubelet (API v1beta1), so that the kubelet assigns device IDs.
+"""A tiny device plugin for a real kubelet (API v1beta1) on grpcio, so that the kubelet assigns device IDs.
 
 It registers `resource` with the kubelet's plugin watcher (`pluginregistration.Registration`: GetInfo,
-NotifyRegistrationStatus), serves `GetDevicePluginOptions`, `ListAndWatch` (the device IDs, all Healthy, sent once
-and the stream kept open) and `Allocate` (an empty response per container), over the gRPC transport of
-`sriovop.kubelet.grpc`. The IDs are whatever the test says, e.g. the PCI addresses of a simulated
-host's VFs, so that the pod-resources API then reports a pod holding those VFs.
-
-Messages (k8s.io/kubelet/pkg/apis/pluginregistration/v1 and deviceplugin/v1beta1):
-    PluginInfo { string type = 1; string name = 2; string endpoint = 3; repeated string supported_versions = 4; }
-    RegistrationStatus { bool plugin_registered = 1; string error = 2; }
-    ListAndWatchResponse { repeated Device devices = 1; }   Device { string ID = 1; string health = 2; }
-    AllocateRequest { repeated ContainerAllocateRequest container_requests = 1; }
-    AllocateResponse { repeated ContainerAllocateResponse container_responses = 1; }
+NotifyRegistrationStatus), serves `GetDevicePluginOptions`, `ListAndWatch` (the device IDs, all Healthy,
+sent once and the stream kept open) and `Allocate` (an empty response per container). The IDs are whatever
+the test says, e.g. the PCI addresses of a simulated host's VFs, so that the pod-resources API then reports
+a pod holding those VFs. (`sriovop device-plugin` is the real one; this one lets a test choose the IDs.)
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from concurrent import futures
 from pathlib import Path
 
-from sriovop.kubelet.grpc import Server
-from sriovop.kubelet.protowire import field_bytes, field_str, fields
+import grpc
+
+from sriovop.kubelet import deviceplugin_v1beta1_pb2 as dp
+from sriovop.kubelet import deviceplugin_v1beta1_pb2_grpc as dp_grpc
+from sriovop.kubelet import pluginregistration_v1_pb2 as reg
+from sriovop.kubelet import pluginregistration_v1_pb2_grpc as reg_grpc
 
 API_VERSION = "v1beta1"
-SERVICE = "/v1beta1.DevicePlugin"
-REGISTRATION = "/pluginregistration.Registration"
 
 
-class FakeDevicePlugin:
+class FakeDevicePlugin(dp_grpc.DevicePluginServicer, reg_grpc.RegistrationServicer):
     """Registers through the kubelet's plugin watcher: a socket in `<kubelet root>/plugins_registry`
     answering `pluginregistration.Registration` (GetInfo: type DevicePlugin, the resource, the endpoint
     = this same socket). Unlike `device-plugins/kubelet.sock`, whose path is fixed at
@@ -44,46 +40,43 @@ class FakeDevicePlugin:
         self.registered = threading.Event()
         self.registration_error = ""
         self._stop = threading.Event()
-        self.server = Server(self.socket,
-                             unary={f"{REGISTRATION}/GetInfo": self._info,
-                                    f"{REGISTRATION}/NotifyRegistrationStatus": self._notified,
-                                    f"{SERVICE}/GetDevicePluginOptions": lambda _req: b"",
-                                    f"{SERVICE}/Allocate": self._allocate},
-                             streaming={f"{SERVICE}/ListAndWatch": self._list_and_watch})
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        dp_grpc.add_DevicePluginServicer_to_server(self, self.server)
+        reg_grpc.add_RegistrationServicer_to_server(self, self.server)
 
-    def _info(self, _request: bytes) -> bytes:
-        return (field_str(1, "DevicePlugin") + field_str(2, self.resource) + field_str(3, str(self.socket))
-                + field_str(4, API_VERSION))
+    def GetInfo(self, request: reg.InfoRequest, context: grpc.ServicerContext) -> reg.PluginInfo:
+        return reg.PluginInfo(type="DevicePlugin", name=self.resource, endpoint=str(self.socket),
+                              supported_versions=[API_VERSION])
 
-    def _notified(self, request: bytes) -> bytes:
-        for number, _wire, value in fields(request):
-            if number == 1:
-                ok = bool(value)
-                if ok:
-                    self.registered.set()
-            elif number == 2 and isinstance(value, bytes):
-                self.registration_error = value.decode()
-        return b""
+    def NotifyRegistrationStatus(self, request: reg.RegistrationStatus,
+                                 context: grpc.ServicerContext) -> reg.RegistrationStatusResponse:
+        if request.plugin_registered:
+            self.registered.set()
+        self.registration_error = request.error
+        return reg.RegistrationStatusResponse()
 
-    def _allocate(self, request: bytes) -> bytes:
-        out = b""
-        for number, _wire, container in fields(request):
-            if number == 1 and isinstance(container, bytes):
-                ids = [v.decode() for n, _w, v in fields(container) if n == 1 and isinstance(v, bytes)]
-                self.allocations.append(ids)
-                out += field_bytes(1, b"")  # an empty ContainerAllocateResponse: no env, mounts or devices
+    def GetDevicePluginOptions(self, request: dp.Empty, context: grpc.ServicerContext) -> dp.DevicePluginOptions:
+        return dp.DevicePluginOptions()
+
+    def Allocate(self, request: dp.AllocateRequest, context: grpc.ServicerContext) -> dp.AllocateResponse:
+        out = dp.AllocateResponse()
+        for container in request.container_requests:
+            self.allocations.append(list(container.devices_ids))
+            out.container_responses.add()  # empty: no env, mounts or devices
         return out
 
-    def _list_and_watch(self, _request: bytes) -> Iterator[bytes]:
-        devices = b"".join(field_bytes(1, field_str(1, dev) + field_str(2, "Healthy")) for dev in self.device_ids)
-        yield devices
-        self._stop.wait()  # the kubelet treats a closed stream as the plugin going away
+    def ListAndWatch(self, request: dp.Empty, context: grpc.ServicerContext) -> Iterator[dp.ListAndWatchResponse]:
+        yield dp.ListAndWatchResponse(devices=[dp.Device(ID=d, health="Healthy") for d in self.device_ids])
+        while not self._stop.wait(1) and context.is_active():
+            pass  # the kubelet treats a closed stream as the plugin going away
 
     def start(self) -> FakeDevicePlugin:
         self.socket.parent.mkdir(parents=True, exist_ok=True)
+        self.server.add_insecure_port(f"unix://{self.socket}")
         self.server.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
-        self.server.stop()
+        self.server.stop(None)
+        self.socket.unlink(missing_ok=True)

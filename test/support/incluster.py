@@ -7,9 +7,9 @@ this machine under /var/lib/sriovop-sim/<run>/sriovop-node-2 (the pod sees the m
 `SriovOperatorConfig.spec.configDaemonEnvVars.SRIOVOP_SIMULATED_HOST` points the pod at it.
 
 Both nodes advertise the extended resource `openshift.io/intelnics` through the Node status (the
-device-plugin image on this cluster is a stand-in that advertises nothing), so workload pods can
-request it: the operator's partial drain evicts exactly the pods that request a `RESOURCE_PREFIX`
-resource.
+device-plugin pod, `sriovop device-plugin`, reads this machine's sysfs rather than the simulated host's,
+so it finds no VFs and advertises nothing), so workload pods can request it: the operator's partial
+drain evicts exactly the pods that request a `RESOURCE_PREFIX` resource.
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ def main() -> None:
                 "mac": "02:00:00:00:aa:01",
                 "ipam": {"type": "host-local", "subnet": "10.88.0.0/24", "dataDir": "/run/ipam"}}
         sh("ip netns add pod1")
+        out["pf_vf_before"] = pf_vf(0)
         add, _ = shim("ADD", conf, "pod1", "c1")
         out["add"] = {"rc": add.returncode, "stdout": add.stdout, "stderr": add.stderr}
         if add.returncode == 0:

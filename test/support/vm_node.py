@@ -33,6 +33,7 @@ from sriovop.devcluster.images.pause import ensure_pause_archive
 from sriovop.devcluster.kubelet import Kubelet
 from sriovop.devcluster.nodecluster import WORKER_ROLE, schedulable
 from sriovop.runtime.client import Client
+from sriovop.runtime.errors import ConnectionFailed
 from sriovop.runtime.kinds import NODE
 from test.support.vm_daemon import serve_requests_script
 from test.support.vm_guest import GUEST_APISERVER, HACK_VM, GuestVM, RunningGuest, guest_kubeconfig
@@ -44,9 +45,11 @@ GUEST_IP = "10.0.2.15"
 POD_SUBNET = ipaddress.IPv4Network("10.250.0.0/24")
 # containerd + kubelet + the config-daemon pod's python, and the imported images on a tmpfs.
 MEM_MB = 4096
-JOIN_TIMEOUT_S = 900.0
+JOIN_TIMEOUT_S = 1800.0  # two Python images (config daemon, device plugin) unpacked under TCG
 LOGS_KEPT = ("containerd.log", "kubelet.log", "sriovop-attach.log")
 JOB = Path("/run/job")
+GUEST_CNI_BIN_DIR = Path("/opt/cni/bin")
+KUBELET_PID_FILE = "/run/kubelet.pid"  # node.sh's kubelet supervisor restarts a kubelet killed by this pid
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,9 @@ def attach_node(name: str) -> attach.AttachNode:
 def node_files(cluster: ClusterAccess, name: str) -> dict[str, str | bytes]:
     net = NodeNetwork(name, POD_SUBNET, "cni-vm0")
     plugin = attach_node(name)
-    containerd = Containerd(NODE_DIR, net, plugin.bin_dir, plugin.containerd_env())
+    # A real node's plugin dir, where the config daemon's init containers install the sriov shim and the
+    # sriov-cni-server container finds IPAM plugins; node.sh binds it onto the attach plugin's bin dir.
+    containerd = Containerd(NODE_DIR, net, GUEST_CNI_BIN_DIR, plugin.containerd_env())
     kubelet = Kubelet(find_node_binaries().kubelet, NODE_DIR, name, GUEST_IP, containerd.endpoint, "/",
                       JOB / "kubeconfig", JOB / "ca.crt")
     kubelet.port, kubelet.healthz_port = 10250, 10248
@@ -133,7 +138,7 @@ def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, i
                    mem_mb=MEM_MB, hostname=name)
 
 
-def start_node(vm: GuestVM, timeout: float = 3600) -> RunningGuest:
+def start_node(vm: GuestVM, timeout: float = 5400) -> RunningGuest:
     """Boot the node; its command serves GuestShell requests while the kubelet runs."""
     return vm.start_kubelet_host(f". {HACK_VM / 'node.sh'}\n{serve_requests_script()}", timeout=timeout)
 
@@ -153,10 +158,13 @@ def join(kube: Client, guest: RunningGuest, name: str = NODE_NAME, timeout: floa
     deadline = time.monotonic() + timeout
     labelled = False
     while True:
-        node = next((n for n in kube.list(NODE) if n["metadata"]["name"] == name), None)
-        if node is not None and not labelled:
-            kube.patch(NODE, name, {"metadata": {"labels": {WORKER_ROLE: ""}}})
-            labelled = True
+        try:
+            node = next((n for n in kube.list(NODE) if n["metadata"]["name"] == name), None)
+            if node is not None and not labelled:
+                kube.patch(NODE, name, {"metadata": {"labels": {WORKER_ROLE: ""}}})
+                labelled = True
+        except ConnectionFailed:  # the API server starved by a loaded machine: ask again until the deadline
+            node = None
         if node is not None and schedulable(node):
             return time.monotonic() - guest.started
         if not guest.running or time.monotonic() > deadline:

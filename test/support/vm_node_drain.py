@@ -2,8 +2,7 @@
 
 The workload is a one-replica Deployment pinned to the guest node whose pod requests the policy's VF
 resource: the operator's partial drain (a reconfiguration without reboot) evicts exactly such pods.
-The device-plugin image is a stand-in that advertises nothing, so the resource is put on the Node status
-by hand (test.support.incluster.advertise_resource), as a cluster admin advertises extended resources.
+The resource is advertised by our device-plugin pod on the guest node.
 
 Eviction, not deletion: since PodDisruptionConditions (GA in Kubernetes 1.31) the Eviction API marks the
 pod with the condition DisruptionTarget / EvictionByEvictionAPI before deleting it. A polled pod may be

@@ -1,5 +1,5 @@
-"""`make images`: the operator, webhook and config-daemon images, the CNI shim images (and the pause and
-stand-in images) as OCI archives.
+"""`make images`: the operator, webhook, config-daemon and device-plugin images, the CNI shim images and
+the pause image as OCI archives.
 
 Each app image is three layers: a Debian root filesystem (mmdebstrap, cached per package set), the
 pinned dependencies (cached per images/requirements.txt) and the sriovop wheel (rebuilt only when the
@@ -23,7 +23,6 @@ from sriovop.devcluster.images.oci import ImageConfig, Layer, plan_image
 from sriovop.devcluster.images.pause import PAUSE_IMAGE, ensure_pause_archive
 from sriovop.devcluster.images.python_layers import app_layer, deps_layer
 from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
-from sriovop.devcluster.images.standins import STANDINS, StandIn, standin_layer
 
 PAUSE_TARGET = "pause"
 
@@ -83,10 +82,9 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
     say = say or Progress()
     out_dir = out_dir or default_out_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    standins = {s.target: s for s in STANDINS}
     cni = {c.target: c for c in CNI_IMAGES}
-    wanted = list(targets) or [*(s.target for s in IMAGES), *cni, PAUSE_TARGET, *standins]
-    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in standins and t not in cni]
+    wanted = list(targets) or [*(s.target for s in IMAGES), *cni, PAUSE_TARGET]
+    specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in cni]
     built: dict[str, Path] = {}
     repo = repo_root()
     if specs:
@@ -101,14 +99,12 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
         built |= _single_layer_images(out_dir, wanted_cni, cni_layer(say), say)
     if PAUSE_TARGET in wanted:
         built[PAUSE_TARGET] = _copy_pause(out_dir, say)
-    if wanted_standins := [standins[t] for t in wanted if t in standins]:
-        built |= _single_layer_images(out_dir, wanted_standins, standin_layer(say), say)
     return built
 
 
-def _single_layer_images(out_dir: Path, images: Sequence[CniImage | StandIn], layer: Layer,
+def _single_layer_images(out_dir: Path, images: Sequence[CniImage], layer: Layer,
                          say: Callable[[str], None]) -> dict[str, Path]:
-    """Images made of one shared static-binary layer (the CNI shim images, the stand-ins)."""
+    """Images made of one shared static-binary layer (the CNI shim images)."""
     built: dict[str, Path] = {}
     for image in images:
         out = out_dir / f"{image.target}.tar"

@@ -18,9 +18,10 @@ DEBIAN_GLIBC = (2, 36)
 PYTHON_VERSION = "3.11"
 # Debian's python3 puts this directory on sys.path, so wheels installed there need no venv.
 SITE_PACKAGES = f"/usr/local/lib/python{PYTHON_VERSION}/dist-packages"
-# The Python runtime from Debian. The Dockerfile gets Python from its python:*-slim-bookworm base instead,
-# so these are the one place the two builds differ by design.
-RUNTIME_PACKAGES = ("python3",)
+# The Python runtime from Debian, and the C++ runtime grpcio's native module links against (the kubelet
+# APIs: device plugin, pod-resources). The Dockerfile gets both from its python:*-slim-bookworm base
+# instead (apt there depends on libstdc++6), so these are the one place the two builds differ by design.
+RUNTIME_PACKAGES = ("libstdc++6", "python3")
 ENV = (
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "PYTHONDONTWRITEBYTECODE=1",
@@ -60,6 +61,10 @@ IMAGES: tuple[ImageSpec, ...] = (
     ImageSpec(target="config-daemon", name=f"ghcr.io/sriovop/sriovop-config-daemon:{TAG}",
               entrypoint=("sriovop", "config-daemon"), user=ROOT,
               packages=("ethtool", "iproute2", "kmod", "mstflint", "pciutils")),
+    # The SR-IOV network device plugin (`sriovop device-plugin`): root, because it serves sockets in the
+    # kubelet's device-plugin directory and writes device-info files on the host; it reads sysfs only.
+    ImageSpec(target="device-plugin", name=f"ghcr.io/sriovop/sriovop-device-plugin:{TAG}",
+              entrypoint=("sriovop", "device-plugin"), user=ROOT),
 )
 
 

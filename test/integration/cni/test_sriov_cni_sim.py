@@ -286,3 +286,16 @@ def test_state_dirs_are_private(xxv: CniSim, tmp_path: Path) -> None:
     alloc = xxv.state_dir / "sriov" / "pci" / pci
     assert stat.S_IMODE(alloc.stat().st_mode) == 0o600
     assert os.path.exists(xxv.state_dir / "sriov" / "pci" / "vf_lock" / f"{pci}.lock")
+
+
+def test_an_altname_equal_to_the_pod_ifname_does_not_block_the_move(xxv: CniSim, tmp_path: Path) -> None:
+    """Kernels 5.5+ with udev keep old names as altnames; one equal to the pod's name must not clash."""
+    pci, host_name = first_vf(xxv)
+    with IPRoute(netns=xxv.host_netns) as ipr:
+        ipr.link("property_add", index=ipr.link_lookup(ifname=host_name)[0], altname="net1")
+    pod = xxv.new_netns()
+    add = xxv.call("ADD", netconf(pci, tmp_path), pod)
+    assert add.exit_code == 0, add.stdout
+    assert "net1" in xxv.pod_links(pod)
+    assert xxv.call("DEL", netconf(pci, tmp_path), pod).exit_code == 0
+    assert host_name in xxv.host_links()

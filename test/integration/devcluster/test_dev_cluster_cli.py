@@ -45,3 +45,18 @@ def test_down_when_nothing_runs_is_harmless(tmp_path: Path) -> None:
     down = _sriovop("dev", "cluster", "down", "--dir", str(tmp_path))
     assert down.returncode == 0
     assert "not running" in down.stderr
+
+
+def test_restart_kubelet_needs_a_running_cluster_and_a_known_node(tmp_path: Path) -> None:
+    """Host: this machine; only the control plane (no kubelet to restart). The restart itself, with a real
+    kubelet, is in test/integration/cluster/test_device_plugin_kubelet.py."""
+    none = _sriovop("dev", "cluster", "restart-kubelet", "--dir", str(tmp_path / "absent"), "--node", "n")
+    assert none.returncode == 1 and "no cluster is running" in none.stderr
+    directory = tmp_path / "cluster"
+    assert _sriovop("dev", "cluster", "up", "--dir", str(directory)).returncode == 0
+    try:
+        unknown = _sriovop("dev", "cluster", "restart-kubelet", "--dir", str(directory), "--node", "sriovop-node-9")
+    finally:
+        down = _sriovop("dev", "cluster", "down", "--dir", str(directory))
+    assert unknown.returncode == 1 and "no node 'sriovop-node-9'" in unknown.stderr, unknown.stderr
+    assert down.returncode == 0, down.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sriovop.exporter.collector import UP_METRIC, ExporterCollector
 from sriovop.host.vfmetrics import iter_series
-from sriovop.kubelet.grpc import UNAVAILABLE, GrpcError
+from sriovop.kubelet.channel import KubeletApiError
 from sriovop.kubelet.podresources import ContainerDevices, ContainerResources, PodResources
 from test.support.host_sim import applier, sim_host
 
@@ -40,7 +40,7 @@ def test_vf_series_and_the_pod_holding_each_vf(tmp_path: Path) -> None:
 
 def test_kubelet_unreachable_is_a_value_not_missing_series(tmp_path: Path) -> None:
     def failing(_socket: Path) -> list[PodResources]:
-        raise GrpcError(UNAVAILABLE, "cannot connect")
+        raise KubeletApiError(_socket, "/v1.PodResourcesLister/List", "UNAVAILABLE", "cannot connect")
 
     with sim_host(tmp_path, ["82576:1"]) as (_sim, host):
         pf = host.discover()[0]

@@ -110,3 +110,14 @@ def test_config_daemon_image_has_the_node_tools(ctrd: Containerd, tool: str) -> 
     done = ctrd.run(by_target("config-daemon").name, f"{tool}-{uuid.uuid4().hex[:6]}", *argv)
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert re.search(pattern, done.stdout + done.stderr), (done.stdout, done.stderr)
+
+
+def test_device_plugin_image_loads_grpc_and_names_a_missing_config(ctrd: Containerd) -> None:
+    """`sriovop device-plugin` in its image imports grpcio and the generated stubs (native code from the
+    pinned wheels), discovers this machine's sysfs, and ends naming the config file it cannot read."""
+    code = "import grpc, google.protobuf; from sriovop.deviceplugin import manager; print(grpc.__version__)"
+    done = ctrd.run(by_target("device-plugin").name, f"grpc-{uuid.uuid4().hex[:6]}", "python3", "-c", code)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    done = ctrd.run(by_target("device-plugin").name, f"dp-{uuid.uuid4().hex[:6]}", "sriovop", "device-plugin",
+                    "--config-file=/etc/pcidp/absent", "--device-plugin-dir=/tmp/dp", "--devinfo-dir=/tmp/devinfo")
+    assert done.returncode == 1 and "cannot read /etc/pcidp/absent" in done.stderr, (done.stdout, done.stderr)

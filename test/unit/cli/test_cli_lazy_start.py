@@ -44,8 +44,9 @@ def test_every_command_is_checked_below() -> None:
     assert set(cli.main.list_commands(click.Context(cli.main))) == set(COMMANDS)
 
 
-COMMANDS = ["config-daemon", "demo", "dev", "explain", "gen", "metrics-exporter", "operator", "plan", "status",
-            "uninstall", "wait-for-config", "webhook"]
+COMMANDS = ["cni-server", "config-daemon", "demo", "dev", "device-plugin", "explain", "gen", "metrics-exporter",
+            "operator", "plan",
+            "status", "uninstall", "wait-for-config", "webhook"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

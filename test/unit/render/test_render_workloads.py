@@ -69,6 +69,9 @@ def test_config_daemon_is_privileged_host_daemon() -> None:
     mounts = {m["name"]: m["mountPath"] for m in cni["volumeMounts"]}
     assert volumes["cni-sockets"]["hostPath"]["path"] == mounts["cni-sockets"] == "/var/run/sriovop"
     assert volumes["cni-state"]["hostPath"]["path"] == mounts["cni-state"] == "/var/lib/cni"
+    # IPAM plugins run from the host's CNI bin directory, at the runtime's CNI_PATH under /host.
+    assert mounts["cnibin"] == "/host" + volumes["cnibin"]["hostPath"]["path"]
+    assert "--cni-path-prefix=/host" in cni["args"]
 
 
 def test_config_daemon_options_from_operator_config() -> None:

@@ -1,3 +1,0 @@
-module sriovop.local/standin
-
-go 1.21

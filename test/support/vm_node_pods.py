@@ -1,0 +1,198 @@
+"""Pods with a real igbvf VF on the QEMU guest node, for `make e2e-node`: what the test creates and how it
+reads the result back from both sides (the API and the guest's kernel).
+
+The pods name the SriovNetwork's NetworkAttachmentDefinition only in `k8s.v1.cni.cncf.io/networks`; the
+operator's network-resources-injector adds the VF resource request, the device plugin allocates a VF,
+the attach plugin resolves it through the kubelet's pod-resources API and runs our sriov CNI. The guest
+side is read with the guest's own tools (sysfs, `ip`, busybox `ping`) inside the pod's network namespace
+(`nsenter -t <pid> -n`), and with the pod image's `ethtool` (`-m` too: the container's mount namespace).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from sriovop.devcluster.images.spec import by_target
+from test.support.vm_daemon import GuestShell
+from test.support.vm_node import KUBELET_PID_FILE, NODE_DIR
+
+NETWORK = "vm-vf-net"
+VLAN = 100
+SUBNET = "10.56.217.0/24"
+NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
+POD_NAMES = ("vm-vf-a", "vm-vf-b")
+CONTAINERD_SOCK = NODE_DIR / "containerd.sock"
+DEVICE_PLUGIN_SOCKET = "/var/lib/kubelet/device-plugins/openshift.io_igbvfs.sock"
+
+
+def sriov_network(namespace: str, resource_name: str) -> dict[str, Any]:
+    """A SriovNetwork with a VLAN and host-local IPAM whose NAD the operator writes into `default`."""
+    ipam = {"type": "host-local", "subnet": SUBNET, "rangeStart": "10.56.217.10", "rangeEnd": "10.56.217.50"}
+    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork",
+            "metadata": {"name": NETWORK, "namespace": namespace},
+            "spec": {"resourceName": resource_name, "networkNamespace": "default", "vlan": VLAN,
+                     "ipam": json.dumps(ipam)}}
+
+
+def vf_pod(name: str, node: str) -> dict[str, Any]:
+    """A long-running pod (the config-daemon image: it has ethtool) naming the network only in its
+    annotation: no resource request of its own."""
+    image = by_target("config-daemon").name
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "annotations": {NETWORKS_ANNOTATION: NETWORK}},
+            "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "main", "image": image, "imagePullPolicy": "IfNotPresent",
+                                     "command": ["sleep", "infinity"]}]}}
+
+
+def requested(pod: dict[str, Any], resource: str) -> str | None:
+    """The container's request for `resource` (the injector's doing: the manifest has none)."""
+    container = pod["spec"]["containers"][0]
+    return ((container.get("resources") or {}).get("requests") or {}).get(resource)
+
+
+def network_status(pod: dict[str, Any]) -> dict[str, Any]:
+    """The network-status entry of the SR-IOV network (the attach plugin writes it)."""
+    entries = json.loads((pod["metadata"].get("annotations") or {}).get(STATUS_ANNOTATION) or "[]")
+    [entry] = [e for e in entries if e.get("name") == f"default/{NETWORK}"]
+    return dict(entry)
+
+
+def _ok(shell: GuestShell, cmd: str) -> str:
+    rc, out, err = shell.run(cmd)
+    assert rc == 0, f"guest: {cmd}: rc {rc}: {err.strip()}"
+    return out
+
+
+def container_pid(shell: GuestShell, pod: dict[str, Any]) -> int:
+    """The pod container's init pid in the guest (containerd's task list)."""
+    cid = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
+    out = _ok(shell, f"ctr --address {CONTAINERD_SOCK} -n k8s.io task ls")
+    for line in out.splitlines():
+        fields = line.split()
+        if fields and fields[0] == cid:
+            return int(fields[1])
+    raise AssertionError(f"container {cid} not in the guest's task list:\n{out}")
+
+
+@dataclass(frozen=True)
+class PodVf:
+    """What the guest's kernel says about a pod's net1."""
+
+    pci_sysfs: str
+    driver_sysfs: str
+    ethtool: dict[str, str]
+    env_pci: str
+    mac: str
+    ips: list[str]
+    link_detail: str
+
+    def as_record(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def pod_vf(shell: GuestShell, pid: int, resource_env: str) -> PodVf:
+    ns = f"nsenter -t {pid} -n"
+    mnt = f"nsenter -t {pid} -m -n"
+    pci = _ok(shell, f"{mnt} readlink -f /sys/class/net/net1/device").strip().rsplit("/", 1)[-1]
+    driver = _ok(shell, f"{mnt} readlink -f /sys/class/net/net1/device/driver").strip().rsplit("/", 1)[-1]
+    ethtool = dict(line.split(": ", 1) for line in _ok(shell, f"{mnt} ethtool -i net1").splitlines()
+                   if ": " in line)
+    environ = _ok(shell, f"tr '\\0' '\\n' < /proc/{pid}/environ")
+    env = dict(line.split("=", 1) for line in environ.splitlines() if "=" in line)
+    [addr] = json.loads(_ok(shell, f"{ns} ip -j addr show net1"))
+    return PodVf(pci_sysfs=pci, driver_sysfs=driver, ethtool=ethtool, env_pci=env.get(resource_env, ""),
+                 mac=addr["address"], ips=[a["local"] for a in addr.get("addr_info", []) if a["family"] == "inet"],
+                 link_detail=_ok(shell, f"{ns} ip -d link show net1"))
+
+
+def pf_vf_entry(shell: GuestShell, pf: str, pf_pci: str, vf_pci: str) -> dict[str, Any]:
+    """The PF's netlink entry of the VF at `vf_pci` (`ip -j -d link show <pf>`), with its index."""
+    out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do echo \"${{l##*virtfn}} "
+                     f"$(basename \"$(readlink -f \"$l\")\")\"; done")
+    index = {p: int(i) for i, p in (line.split() for line in out.splitlines())}[vf_pci]
+    [link] = json.loads(_ok(shell, f"ip -j -d link show {pf}"))
+    [entry] = [v for v in link.get("vfinfo_list", []) if v.get("vf") == index]
+    return dict(entry)
+
+
+def vlan_of(entry: dict[str, Any]) -> int:
+    """The VF's VLAN from iproute2's JSON: `vlan_list` on newer versions, `vlan` on older ones."""
+    if entry.get("vlan_list"):
+        return int(entry["vlan_list"][0].get("vlan", 0))
+    return int(entry.get("vlan", 0))
+
+
+def ping(shell: GuestShell, pid: int, address: str) -> tuple[bool, str]:
+    """Three pings from the pod's netns (the guest's busybox); the output is the evidence either way."""
+    rc, out, err = shell.run(f"nsenter -t {pid} -n busybox ping -c 3 -W 3 {shlex.quote(address)}", timeout=180)
+    return rc == 0, (out + err)[-2000:]
+
+
+def traffic_evidence(shell: GuestShell, pid: int, pf: str) -> str:
+    """Neighbour table and counters of the pod's net1 and of the PF, when pings fail."""
+    cmds = (f"nsenter -t {pid} -n ip neigh show dev net1", f"nsenter -t {pid} -n ip -s link show net1",
+            f"ip -s -d link show {pf}")
+    return "\n".join(f"$ {c}\n{shell.run(c)[1]}" for c in cmds)[-4000:]
+
+
+def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, tuple[str, str]]:
+    """PCI address -> (netdev name, MAC) of every VF netdev in the guest's host namespace."""
+    out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do d=$(readlink -f \"$l\"); "
+                     "for n in \"$d\"/net/*; do [ -e \"$n\" ] && echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; "
+                     "done; done")
+    return {pci: (name, mac) for pci, name, mac in (line.split() for line in out.splitlines())}
+
+
+def kubelet_pid(shell: GuestShell) -> int:
+    return int(_ok(shell, f"cat {KUBELET_PID_FILE}").strip())
+
+
+def kill_kubelet(shell: GuestShell) -> int:
+    """Kill the guest's kubelet (node.sh's supervisor starts a new one); returns the killed pid."""
+    pid = kubelet_pid(shell)
+    _ok(shell, f"kill {pid}")
+    return pid
+
+
+REGISTERED = "Got registration request from device plugin with resource"
+
+
+def registrations(shell: GuestShell, resource: str) -> int:
+    """How many times the guest's kubelet logged a registration of `resource` (kubelet.log, on the job
+    share: node.sh appends every kubelet's output to it)."""
+    log = shell.guest.job / "kubelet.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return sum(1 for line in text.splitlines() if REGISTERED in line and resource in line)
+
+
+def socket_inode(shell: GuestShell) -> int | None:
+    """The device plugin's socket inode (the kubelet removes it at start; the plugin serves a new one)."""
+    rc, out, _err = shell.run(f"stat -c %i {DEVICE_PLUGIN_SOCKET}")
+    return int(out.strip()) if rc == 0 else None
+
+
+_DURATION = re.compile(r"duration_ms[\"']?\s*[:=]\s*([0-9.]+)")
+
+
+def cni_add_ms(shell: GuestShell) -> list[float]:
+    """Durations of the sriov plugin's ADDs as the sriov-cni-server container logged them (the kubelet's
+    container logs under /var/log/pods)."""
+    out = _ok(shell, "cat /var/log/pods/*_sriov-network-config-daemon-*/sriov-cni-server/*.log 2>/dev/null; true")
+    durations = []
+    for line in out.splitlines():
+        if "cni request" in line and "ADD" in line and re.search(r"plugin[\"']?\s*[:=]\s*[\"']?sriov\b", line):
+            match = _DURATION.search(line)
+            if match:
+                durations.append(float(match.group(1)))
+    return durations
+
+
+def median_ms(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
