@@ -37,7 +37,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check sriovop test hack
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
-	$(VENV)/bin/vulture sriovop test hack vulture_whitelist.py --min-confidence 60 --exclude sriovop/api/v1/types
+	$(VENV)/bin/vulture sriovop test hack vulture_whitelist.py --min-confidence 60 --exclude "sriovop/api/v1/types,*_pb2.py,*_pb2_grpc.py"
 
 fmt: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix sriovop test hack

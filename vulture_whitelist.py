@@ -108,3 +108,15 @@ nad_crd  # pytest fixture, requested with usefixtures (test/integration/cluster/
 _policy_webhook  # autouse pytest fixture (test/integration/plan/test_plan_scenarios.py)
 attach_handler  # dispatched by name from sriovop.cni.server.PLUGINS ("module:function")
 _.default_route  # parsed and validated as Multus does, not applied (docs/attach-plugin.md)
+_._node_killed  # fault dispatched by name (hack/kind/failover_matrix.py)
+_._node_paused  # fault dispatched by name (hack/kind/failover_matrix.py)
+_._node_disconnected  # fault dispatched by name (hack/kind/failover_matrix.py)
+UNSUPPORTED_FIELD  # a CNI spec error code, kept with its neighbours (sriovop/cni/errors.py)
+_.peer_pid  # request metadata the server fills from SO_PEERCRED (sriovop/cni/server.py)
+_.peer_uid  # request metadata the server fills from SO_PEERCRED (sriovop/cni/server.py)
+_.GetInfo  # gRPC servicer method called by the kubelet (plugin registration)
+_.NotifyRegistrationStatus  # gRPC servicer method called by the kubelet (plugin registration)
+_.notifications  # read by tests of the plugin-watcher registration
+_.driver_sysfs  # PodVf fields are recorded through as_record (test/support/vm_node_pods.py)
+_.env_pci  # PodVf field, recorded through as_record
+_.link_detail  # PodVf field, recorded through as_record

@@ -158,15 +158,6 @@ def rename(ipr: IPRoute, index: int, name: str, what: str, **more: Any) -> None:
         raise LinkError(e.code, f"{what}: {os.strerror(e.code)}") from e
 
 
-def drop_altname(ipr: IPRoute, index: int, altname: str) -> bool:
-    """Remove an alternative name (kernels 5.5+ with udev keep old names as altnames; one equal to a
-    name the device must take elsewhere blocks the move with EEXIST). True when one was removed."""
-    if altname not in link_state(ipr, index)["altnames"]:
-        return False
-    call(ipr, f"removing altname {altname}", "property_del", index=index, altname=altname)
-    return True
-
-
 #: Errors a VF driver gives while it resets after its PF changed its admin MAC (the VF asks the PF over
 #: the mailbox, which refuses or does not answer until the reset is done).
 _TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, errno_mod.EIO)

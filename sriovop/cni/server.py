@@ -37,7 +37,6 @@ from sriovop.cni.errors import INVALID_ENV, CniError
 
 log = structlog.get_logger("sriovop.cni.server")
 
-DEFAULT_SOCKET_DIR = Path("/var/run/sriovop/cni")
 #: A request larger than this is refused (a network config is a few KiB).
 MAX_REQUEST = 4 << 20
 #: How long a connected client may take to send its request.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from sriovop.lazylog import lazy_logger
 from sriovop.commands._options import log_options
+from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
 
 log = lazy_logger(__name__)

@@ -27,7 +27,7 @@ def main() -> int:
     kubeconfig, namespace = sys.argv[1], sys.argv[2]
     stop = threading.Event()
 
-    def on_term(signum: int, frame: FrameType | None) -> None:
+    def on_term(_signum: int, _frame: FrameType | None) -> None:
         stop.set()
 
     signal.signal(signal.SIGTERM, on_term)
