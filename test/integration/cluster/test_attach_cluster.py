@@ -93,6 +93,7 @@ def _cached_for(cluster_nodes: ClusterNodes, namespace: str, name: str) -> list[
     return held
 
 
+@pytest.mark.usefixtures("nad_crd")
 def test_pod_gets_the_nad_as_net1_and_network_status_lists_both_networks(
         cluster_nodes: ClusterNodes, kube: Client, node_namespace: str) -> None:
     _create_nad(kube, node_namespace, "macnet", _macvlan(cluster_nodes, "macnet"))

@@ -54,11 +54,11 @@ def test_status_text_and_json(kubeconfig: Path, namespace: str) -> None:
     report = json.loads(out.stdout)
     assert [n["node"] for n in report["nodes"]] == [node_a, node_b]
     pf = report["nodes"][0]["pfs"][0]
-    assert (pf["name"], pf["num_vfs"], pf["desired_vfs"], pf["total_vfs"], pf["mtu"]) == ("ens1f0", 4, 8, 64, 9000)
+    assert (pf["name"], pf["numVfs"], pf["desiredVfs"], pf["totalVfs"], pf["mtu"]) == ("ens1f0", 4, 8, 64, 9000)
     assert pf["model"] == "Intel i40e XXV710"
-    assert pf["vf_groups"] == [{"resource": "intelnics", "vf_range": "0-7", "device_type": "netdevice",
-                                "policy": "p1"}]
-    assert report["nodes"][1]["last_sync_error"] == "ens1f0: write-numvfs: device busy"
+    assert pf["vfGroups"] == [{"resource": "intelnics", "vfRange": "0-7", "deviceType": "netdevice",
+                               "policy": "p1"}]
+    assert report["nodes"][1]["lastSyncError"] == "ens1f0: write-numvfs: device busy"
 
     text = _status(kubeconfig, namespace)
     assert text.returncode == 0, text.stderr
