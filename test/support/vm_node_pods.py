@@ -147,8 +147,8 @@ def traffic_evidence(shell: GuestShell, pid: int, pf: str) -> str:
 def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, tuple[str, str]]:
     """PCI address -> (netdev name, MAC) of every VF netdev in the guest's host namespace."""
     out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do d=$(readlink -f \"$l\"); "
-                     "for n in \"$d\"/net/*; do [ -e \"$n\" ] && echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; "
-                     "done; done")
+                     "for n in \"$d\"/net/*; do if [ -e \"$n\" ]; then "
+                     "echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; fi; done; done")
     return {pci: (name, mac) for pci, name, mac in (line.split() for line in out.splitlines())}
 
 
