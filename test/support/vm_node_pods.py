@@ -5,7 +5,7 @@ The pods name the SriovNetwork's NetworkAttachmentDefinition only in `k8s.v1.cni
 operator's network-resources-injector adds the VF resource request, the device plugin allocates a VF,
 the attach plugin resolves it through the kubelet's pod-resources API and runs our sriov CNI. The guest
 side is read with the guest's own tools (sysfs, `ip`, busybox `ping`) inside the pod's network namespace
-(`nsenter -t <pid> -n`), and with the pod image's `ethtool` (`-m` too: the container's mount namespace).
+(`nsenter -t <pid> -n`), and with the pod image's `ethtool` (chrooted into the container's root).
 """
 
 from __future__ import annotations
@@ -99,11 +99,13 @@ class PodVf:
 
 def pod_vf(shell: GuestShell, pid: int, resource_env: str) -> PodVf:
     ns = f"nsenter -t {pid} -n"
-    mnt = f"nsenter -t {pid} -m -n"
-    pci = _ok(shell, f"{mnt} readlink -f /sys/class/net/net1/device").strip().rsplit("/", 1)[-1]
-    driver = _ok(shell, f"{mnt} readlink -f /sys/class/net/net1/device/driver").strip().rsplit("/", 1)[-1]
-    ethtool = dict(line.split(": ", 1) for line in _ok(shell, f"{mnt} ethtool -i net1").splitlines()
-                   if ": " in line)
+    # A sysfs mounted from the pod's netns shows its net1 (as `ip netns exec` does), in a private mount ns.
+    sysfs = _ok(shell, f"{ns} unshare -m sh -c 'mount -t sysfs sysfs /sys && "
+                       "readlink -f /sys/class/net/net1/device && readlink -f /sys/class/net/net1/device/driver'")
+    pci, driver = (line.rsplit("/", 1)[-1] for line in sysfs.split())
+    # The pod image's ethtool (the guest has none), its ioctl in the pod's netns.
+    ethtool = dict(line.split(": ", 1) for line in _ok(shell, f"{ns} chroot /proc/{pid}/root ethtool -i net1")
+                   .splitlines() if ": " in line)
     environ = _ok(shell, f"tr '\\0' '\\n' < /proc/{pid}/environ")
     env = dict(line.split("=", 1) for line in environ.splitlines() if "=" in line)
     [addr] = json.loads(_ok(shell, f"{ns} ip -j addr show net1"))
@@ -145,8 +147,8 @@ def traffic_evidence(shell: GuestShell, pid: int, pf: str) -> str:
 def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, tuple[str, str]]:
     """PCI address -> (netdev name, MAC) of every VF netdev in the guest's host namespace."""
     out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do d=$(readlink -f \"$l\"); "
-                     "for n in \"$d\"/net/*; do [ -e \"$n\" ] && echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; "
-                     "done; done")
+                     "for n in \"$d\"/net/*; do if [ -e \"$n\" ]; then "
+                     "echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; fi; done; done")
     return {pci: (name, mac) for pci, name, mac in (line.split() for line in out.splitlines())}
 
 
