@@ -34,9 +34,5 @@ def require_env(env: dict[str, str], *names: str) -> None:
 
 
 def default_kernel(options: ServerOptions) -> VfKernel:
-    """PF netlink on a real host; the simulator when the server was told its root is a simulated host."""
-    if options.simulated:
-        from sriovop.cni.sim_vfkernel import SimVfKernel
-
-        return SimVfKernel(options.host_root)
-    return RealVfKernel()
+    """The kernel seam the server was given (its command chooses), else PF netlink on this host."""
+    return options.kernel if options.kernel is not None else RealVfKernel()

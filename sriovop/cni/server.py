@@ -30,10 +30,14 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
 from sriovop.cni.errors import INVALID_ENV, CniError
+
+if TYPE_CHECKING:
+    from sriovop.cni.vfkernel import VfKernel
 
 log = structlog.get_logger("sriovop.cni.server")
 
@@ -65,8 +69,9 @@ class ServerOptions:
     cni_path_prefix: str = ""
     #: Where the runtime's netns paths resolve (with hostPID, /proc/1/root is the host's /).
     netns_root: Path = Path("/")
-    #: The host root is a simulated host (`sriovop.host.sim`): the PF side of VFs goes to the simulator.
-    simulated: bool = False
+    #: The PF side of VFs (IFLA_VF_*); None: PF netlink on this host (`RealVfKernel`). The command that
+    #: builds the server chooses (a development host passes its own).
+    kernel: VfKernel | None = None
 
 
 @dataclass

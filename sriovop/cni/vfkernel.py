@@ -1,9 +1,9 @@
 """The CNI's seam to the kernel for the PF side of a VF (what `ip link set <pf> vf N ...` does).
 
-`RealVfKernel` talks PF netlink (IFLA_VFINFO_LIST) in the host's network namespace; the simulated
-host has no NIC to answer IFLA_VF_* (its PFs are veths), so tests inject an implementation backed by
-the simulator (`sriovop.cni.sim_vfkernel`). Everything on the VF netdev itself (moving it into the
-pod, renaming, MAC, MTU, up) is real netlink in both cases (`sriovop.cni.links`).
+`RealVfKernel` talks PF netlink (IFLA_VFINFO_LIST) in the host's network namespace. A host without a
+NIC to answer IFLA_VF_* (the development simulator, whose PFs are veths) gets another implementation
+injected by whoever builds the server (`ServerOptions.kernel`). Everything on the VF netdev itself
+(moving it into the pod, renaming, MAC, MTU, up) is real netlink in both cases (`sriovop.cni.links`).
 """
 
 from __future__ import annotations

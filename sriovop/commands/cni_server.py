@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from sriovop.commands._host_kernel import simulated_host_option, vf_kernel
 from sriovop.commands._options import log_options
 from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
@@ -27,8 +28,7 @@ log = lazy_logger(__name__)
 @click.option("--netns-root", type=click.Path(file_okay=False, path_type=Path), default="/", show_default=True,
               help="Where the runtime's netns paths resolve, to tell a live allocation from a stale one "
                    "(with hostPID: /proc/1/root).")
-@click.option("--simulated-host", is_flag=True, hidden=True,
-              help="--host-root is a simulated host (python -m sriovop.host.sim): its simulator answers the PF side.")
+@simulated_host_option("--host-root")
 @log_options()
 def command(socket_dir: Path, plugins: str, host_root: Path, state_dir: Path, cni_path_prefix: str, netns_root: Path,
             simulated_host: bool, log_level: str, log_format: str) -> None:
@@ -43,7 +43,7 @@ def command(socket_dir: Path, plugins: str, host_root: Path, state_dir: Path, cn
 
     names = [n.strip() for n in plugins.split(",") if n.strip()]
     options = ServerOptions(host_root=host_root, state_dir=state_dir, cni_path_prefix=cni_path_prefix,
-                            netns_root=netns_root, simulated=simulated_host)
+                            netns_root=netns_root, kernel=vf_kernel(host_root, simulated_host))
     try:
         handlers = load_handlers(names, options)
     except ValueError as exc:

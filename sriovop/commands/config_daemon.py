@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from sriovop.commands._host_kernel import kernel_access, simulated_host_option
 from sriovop.commands._options import kubeconfig_option, log_options
 from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
@@ -23,17 +24,18 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
 
 #: Development clusters only (set through SriovOperatorConfig.spec.configDaemonEnvVars): a path under the
 #: host root holding a simulated SR-IOV host, so the DaemonSet's pod configures that instead of the
-#: machine, which has no SR-IOV. Anything but a running simulator there is refused.
+#: machine, which has no SR-IOV (as --simulated-host with that root). Anything but a running simulator
+#: there is refused.
 ENV_SIMULATED_HOST = "SRIOVOP_SIMULATED_HOST"
 
 
 def simulated_root(root: Path, relative: str) -> Path:
     if not relative:
         return root
-    from sriovop.host.paths import HostPaths
+    from sriovop.sim.endpoint import read_endpoint
 
     sim_root = root / relative.lstrip("/")
-    if HostPaths.at(sim_root).sim_info() is None:
+    if read_endpoint(sim_root) is None:
         raise click.UsageError(f"${ENV_SIMULATED_HOST}={relative!r}: {sim_root} is not a running simulated host "
                                "(this variable is for development clusters with simulated SR-IOV hosts only)")
     return sim_root
@@ -44,7 +46,8 @@ def simulated_root(root: Path, relative: str) -> Path:
               help="This node's name (required; default: $NODE_NAME, set from spec.nodeName in the DaemonSet).")
 @click.option("--host-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the host's / is: default /host when that exists and the daemon runs in a container "
-                   "(the DaemonSet mounts the host there), else /. A simulated host's root works too.")
+                   "(the DaemonSet mounts the host there), else /.")
+@simulated_host_option("--host-root")
 @click.option("--state-dir", default=None,
               help="Operator state directory on the host, relative to the host root "
                    "(default etc/sriov-operator: PF records, applied generation).")
@@ -93,7 +96,8 @@ def simulated_root(root: Path, relative: str) -> Path:
               help="OVSDB socket for --manage-software-bridges, e.g. unix:/var/run/openvswitch/db.sock "
                    "(default: var/run/openvswitch/db.sock under the host root).")
 @click.pass_context
-def command(ctx: click.Context, node_name: str | None, host_root: Path | None, state_dir: str | None,
+def command(ctx: click.Context, node_name: str | None, host_root: Path | None, simulated_host: bool,
+            state_dir: str | None,
             kubeconfig: str | None, namespace: str | None, log_level: str, log_format: str, metrics_bind_address: str,
             disable_plugins: str, reboot: bool, requeue_after: float, retry_base_delay: float,
             retry_max_delay: float, startup_max_delay: float, sysfs_write_timeout: float, vf_wait_timeout: float,
@@ -112,7 +116,7 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
 
     configure_logging(log_level, "console" if log_format == "console" else "json")
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"host_root": host_root}
+        ctx.obj = {"host_root": host_root, "simulated_host": simulated_host}
         return
     from sriovop.api.v1 import consts
     from sriovop.daemon.app import Daemon
@@ -132,7 +136,9 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
     root = host_root if host_root is not None else Path(default_host_root())
     if not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="--host-root")
-    root = simulated_root(root, os.environ.get(ENV_SIMULATED_HOST, ""))
+    relative = os.environ.get(ENV_SIMULATED_HOST, "")
+    root = simulated_root(root, relative)
+    kernel = kernel_access(root, simulated_host or bool(relative))
     if metrics_bind_address:
         from sriovop.runtime.serving import parse_bind_address
         try:
@@ -166,7 +172,7 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
         raise click.ClickException(str(exc)) from None
 
     stop = stop_on_signals("config daemon")
-    daemon = Daemon(settings, rest, hook=hook, set_log_level=set_level)
+    daemon = Daemon(settings, rest, hook=hook, set_log_level=set_level, kernel=kernel)
     try:
         daemon.run(stop)
     except StartupAborted:
@@ -180,8 +186,9 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
                    "(VFs and OVS bridges configured).")
 @click.option("--host-root", "service_root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The host's / (default: the config-daemon group's --host-root, else /).")
+@simulated_host_option("--host-root")
 @click.pass_context
-def service(ctx: click.Context, phase: str, service_root: Path | None) -> None:
+def service(ctx: click.Context, phase: str, service_root: Path | None, simulated_host: bool) -> None:
     """Apply the systemd-mode configuration at boot (run by sriov-config.service and
     sriov-config-post-network.service from /etc/sriov-operator/sriov-interface-config.yaml).
 
@@ -190,8 +197,9 @@ def service(ctx: click.Context, phase: str, service_root: Path | None) -> None:
     """
     from sriovop.daemon.systemd_service import run_phase
 
-    root = service_root or (ctx.obj or {}).get("host_root") or Path("/")
-    result = run_phase(phase, Path(root))
+    root = Path(service_root or (ctx.obj or {}).get("host_root") or "/")
+    simulated = simulated_host or bool((ctx.obj or {}).get("simulated_host"))
+    result = run_phase(phase, root, kernel=kernel_access(root, simulated))
     if result.sync_status == "Failed":
         click.echo(f"sriovop config-daemon service --phase {phase}: {result.last_sync_error}", err=True)
         sys.exit(1)

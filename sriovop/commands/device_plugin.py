@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from sriovop.commands._host_kernel import kernel_access, simulated_host_option
 from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
 
@@ -41,7 +42,8 @@ def log_level(value: str) -> str:
 @click.option("--cdi-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("/var/run/cdi"),
               show_default=True, help="Where --use-cdi writes its CDI spec files.")
 @click.option("--host-root", type=click.Path(file_okay=False, path_type=Path), default=Path("/"),
-              show_default=True, help="The host's root for sysfs (a simulated host's tree works too).")
+              show_default=True, help="The host's root for sysfs.")
+@simulated_host_option("--host-root")
 @click.option("--device-plugin-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("/var/lib/kubelet/device-plugins"), show_default=True,
               help="The kubelet's device-plugin directory (kubelet.sock and the plugin sockets).")
@@ -59,8 +61,8 @@ def log_level(value: str) -> str:
               help="debug, info, warning, error, or upstream's glog verbosity number.")
 @click.option("--log-format", type=click.Choice(["json", "console"]), default="json", show_default=True)
 def command(config_file: Path, resource_prefix: str, use_cdi: bool, cdi_dir: Path, host_root: Path,
-            device_plugin_dir: Path, plugin_registry_dir: Path | None, devinfo_dir: Path, watch_interval: float,
-            health_interval: float, level: str, log_format: str) -> None:
+            simulated_host: bool, device_plugin_dir: Path, plugin_registry_dir: Path | None, devinfo_dir: Path,
+            watch_interval: float, health_interval: float, level: str, log_format: str) -> None:
     """Advertise the host's SR-IOV network devices to the kubelet as extended resources and hand them to pods.
 
     Upstream's sriov-network-device-plugin, interoperable with its config, env variables and device-info
@@ -72,14 +74,16 @@ def command(config_file: Path, resource_prefix: str, use_cdi: bool, cdi_dir: Pat
     from sriovop.deviceplugin.config import ConfigError
     from sriovop.deviceplugin.manager import Manager, PluginOptions
     from sriovop.host.errors import HostError
+    from sriovop.host.host import Host
 
     options = PluginOptions(config_file=config_file, resource_prefix=resource_prefix, host_root=host_root,
                             device_plugin_dir=device_plugin_dir, plugin_registry_dir=plugin_registry_dir,
                             devinfo_dir=devinfo_dir, use_cdi=use_cdi, cdi_dir=cdi_dir,
                             watch_interval=watch_interval, health_interval=health_interval)
     stop = stop_on_signals("device plugin")
+    kernel = kernel_access(host_root, simulated_host)
     try:
-        manager = Manager(options)
+        manager = Manager(options, Host(host_root, kernel=kernel))
     except HostError as exc:
         click.echo(f"device-plugin: {exc}", err=True)
         sys.exit(1)

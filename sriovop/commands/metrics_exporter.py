@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from sriovop.commands._host_kernel import kernel_access, simulated_host_option
 from sriovop.commands._options import log_options
 from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
@@ -39,8 +40,8 @@ def _truthy(value: str) -> bool:
               help="host:port (or :port) serving /metrics. The operator renders 127.0.0.1:<port> behind "
                    "kube-rbac-proxy, or the node's IP without it.")
 @click.option("--path.sysbuspci", "sysbuspci", default="/sys/bus/pci/devices", show_default=True,
-              help="The host's sys/bus/pci/devices (in the DaemonSet: /host/sys/bus/pci/devices); a simulated "
-                   "host's tree works too.")
+              help="The host's sys/bus/pci/devices (in the DaemonSet: /host/sys/bus/pci/devices).")
+@simulated_host_option("the root of --path.sysbuspci")
 @click.option("--path.sysclassnet", "sysclassnet", default="/sys/class/net", show_default=True,
               help="Accepted for upstream compatibility; netdevs are found through --path.sysbuspci.")
 @click.option("--path.kubeletsocket", "kubelet_socket", default="/var/lib/kubelet/pod-resources/kubelet.sock",
@@ -51,8 +52,8 @@ def _truthy(value: str) -> bool:
               help="Where VF counters are read first: netlink (IFLA_VF_STATS), sysfs, or both in order.")
 @click.option("--node-name", envvar="NODE_NAME", default="", help="For logs only (default: $NODE_NAME).")
 @log_options()
-def command(listen: str, sysbuspci: str, sysclassnet: str, kubelet_socket: str, kubepoddevice: str, priority: str,
-            node_name: str, log_level: str, log_format: str) -> None:
+def command(listen: str, sysbuspci: str, simulated_host: bool, sysclassnet: str, kubelet_socket: str,
+            kubepoddevice: str, priority: str, node_name: str, log_level: str, log_format: str) -> None:
     """Serve upstream's SR-IOV metrics: sriov_vf_* per VF and sriov_kubepoddevice (the pod holding each VF).
 
     The operator deploys it as the sriov-network-metrics-exporter DaemonSet with the metricsExporter
@@ -75,7 +76,8 @@ def command(listen: str, sysbuspci: str, sysclassnet: str, kubelet_socket: str, 
                                  param_hint="--collector.vfstatspriority")
     root = _root_of(sysbuspci)
     socket = Path(kubelet_socket) if _truthy(kubepoddevice) else None
-    collector = ExporterCollector(HostPaths.at(root), kubelet_socket=socket, sources=sources)
+    kernel = kernel_access(root, simulated_host)
+    collector = ExporterCollector(HostPaths.at(root), kubelet_socket=socket, sources=sources, netns=kernel.netns)
     server = metrics_server(listen, collector, name="metrics-exporter")
     stop = stop_on_signals("metrics exporter")
     server.start()

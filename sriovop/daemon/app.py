@@ -31,6 +31,7 @@ from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.startup import wait_for
 from sriovop.daemon.status import annotations_of
 from sriovop.daemon.systemd_mode import clean_systemd_files
+from sriovop.host.kernel_access import KernelAccess, RealKernelAccess
 from sriovop.host.steps import StepHook
 from sriovop.host.vfmetrics import VfStatsCollector
 from sriovop.runtime.cache import InformerFactory, SharedIndexInformer
@@ -68,8 +69,10 @@ def _relevant_update(old: Any, new: Any) -> bool:
 class Daemon:
     def __init__(self, settings: DaemonSettings, config: RestConfig | Client, *, hook: StepHook | None = None,
                  registry: CollectorRegistry | None = None,
-                 set_log_level: Callable[[str], None] | None = None) -> None:
+                 set_log_level: Callable[[str], None] | None = None, kernel: KernelAccess | None = None) -> None:
         self.settings = settings
+        #: How the host's kernel is reached; the process that builds the daemon chooses (default: this machine's).
+        self.kernel: KernelAccess = kernel if kernel is not None else RealKernelAccess()
         self.client = config if isinstance(config, Client) else Client(config)
         self.hook = hook
         self.registry = registry if registry is not None else CollectorRegistry()
@@ -109,7 +112,8 @@ class Daemon:
         follower = OperatorConfigFollower(self.live, set_log_level=self.set_log_level, on_change=self._kick)
         follower.apply(opconfig)
 
-        hosts = HostRef(s.host_root, state_dir=s.state_dir, dev_mode=s.dev_mode, supported=nics, platform=platform)
+        hosts = HostRef(s.host_root, state_dir=s.state_dir, dev_mode=s.dev_mode, supported=nics, platform=platform,
+                        kernel=self.kernel)
         if not s.systemd_mode:
             clean_systemd_files(hosts.paths)  # a node switched back from configurationMode systemd
         recorder = EventRecorder(self.client, component=EVENT_COMPONENT, host=node_name)
@@ -132,7 +136,7 @@ class Daemon:
         self.controller.watches(states, predicates=[Funcs(on_update=_relevant_update, on_delete=lambda o: False)])
         configs.add_event_handler(follower)
         if s.metrics_bind_address:
-            self._vf_stats = VfStatsCollector(hosts.paths, node_name, netns=lambda: _netns(hosts))
+            self._vf_stats = VfStatsCollector(hosts.paths, node_name, netns=self.kernel.netns)
             self.metrics = metrics_server(s.metrics_bind_address, self._vf_stats, self.registry, "daemon-metrics")
             self.metrics.start()
             self._log.info("metrics endpoint serving", address=s.metrics_bind_address, port=self.metrics.port)
@@ -157,8 +161,3 @@ def _following(informer: SharedIndexInformer) -> bool:
     """The cache is read only while its watch is open: during an API server outage and the informer's
     backoff the passes read live, so a change made meanwhile is not missed until the watch is back."""
     return informer.has_synced() and informer.reflector.watching
-
-
-def _netns(hosts: HostRef) -> str | None:
-    info = hosts.paths.sim_info()
-    return (info or {}).get("netns") or None

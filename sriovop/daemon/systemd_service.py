@@ -22,6 +22,7 @@ import structlog
 from sriovop.api.v1 import consts
 from sriovop.host.apply import ApplyOptions
 from sriovop.host.host import Host
+from sriovop.host.kernel_access import KernelAccess
 from sriovop.host.paths import HostPaths
 from sriovop.host.plugins.generic import GenericPlugin
 from sriovop.host.systemd_files import Result, SystemdFiles
@@ -32,13 +33,15 @@ PHASE_PRE = "pre"
 PHASE_POST = "post"
 
 
-def run_phase(phase: str, root: Path, options: ApplyOptions | None = None) -> Result:
-    """Run one phase against the host at `root` and record its result; returns what was written."""
+def run_phase(phase: str, root: Path, options: ApplyOptions | None = None, *,
+              kernel: KernelAccess | None = None) -> Result:
+    """Run one phase against the host at `root` (its kernel reached through `kernel`, default this
+    machine's) and record its result; returns what was written."""
     if phase not in (PHASE_PRE, PHASE_POST):
         raise ValueError(f"--phase: {phase!r} is not {PHASE_PRE} or {PHASE_POST}")
     files = SystemdFiles(HostPaths.at(root))
     try:
-        _run(phase, root, files, options or ApplyOptions())
+        _run(phase, root, files, options or ApplyOptions(), kernel)
     except Exception as exc:
         result = Result(consts.SYNC_STATUS_FAILED, f"{phase}: {exc or type(exc).__name__}")
         log.error("sriov config service failed", phase=phase, error=result.last_sync_error)
@@ -49,7 +52,7 @@ def run_phase(phase: str, root: Path, options: ApplyOptions | None = None) -> Re
     return result
 
 
-def _run(phase: str, root: Path, files: SystemdFiles, options: ApplyOptions) -> None:
+def _run(phase: str, root: Path, files: SystemdFiles, options: ApplyOptions, kernel: KernelAccess | None) -> None:
     if phase == PHASE_PRE:
         files.remove_result()  # never let the post phase read a result from an earlier boot
     else:
@@ -69,7 +72,7 @@ def _run(phase: str, root: Path, files: SystemdFiles, options: ApplyOptions) -> 
     spec = dict(config.get("spec") or {})
     if phase == PHASE_PRE:
         spec.pop("bridges", None)  # Open vSwitch is not running yet; the post phase configures bridges
-    with Host(root, dev_mode=bool(config.get("unsupportedNics")), supported=supported) as host:
+    with Host(root, dev_mode=bool(config.get("unsupportedNics")), supported=supported, kernel=kernel) as host:
         host.init()
         plugin = GenericPlugin(host, options=options)
         status: dict[str, object] = {"interfaces": host.discover()}

@@ -208,12 +208,12 @@ class Demo:
         for node in self.nodes:
             root = self.dir / "hosts" / node.name
             sim = self.procs.start(f"sim-{node.name}", [
-                sys.executable, "-m", "sriovop.host.sim", "serve", "--root", str(root),
+                sys.executable, "-m", "sriovop.sim", "serve", "--root", str(root),
                 *[arg for nic in node.nics for arg in ("--nic", nic)]])
             described = json.loads(wait_for_line(sim, "{", timeout=60))
             port = process.free_port()
             self.procs.sriovop(f"daemon-{node.name}", [
-                "config-daemon", "--node-name", node.name, "--host-root", str(root), "--kubeconfig",
+                "config-daemon", "--node-name", node.name, "--host-root", str(root), "--simulated-host", "--kubeconfig",
                 str(self.kubeconfig_for("config-daemon")), "--namespace", NS, "--log-format", "json",
                 "--requeue-after", "10",
                 "--metrics-bind-address", f"127.0.0.1:{port}"], env={"NAMESPACE": NS})

@@ -57,16 +57,16 @@ def pod_devices(pods: list[PodResources]) -> list[tuple[str, str, str, str, str]
 class ExporterCollector:
     def __init__(self, paths: HostPaths, *, kubelet_socket: Path | None,
                  sources: tuple[str, ...] = ("netlink", "sysfs"),
-                 list_pods: Callable[[Path], list[PodResources]] | None = None, timeout: float = 10.0) -> None:
+                 list_pods: Callable[[Path], list[PodResources]] | None = None, timeout: float = 10.0,
+                 netns: Callable[[], str | None] = lambda: None) -> None:
         self.paths = paths
+        #: The namespace of the host's netdevs (the command's kernel access says; None: this process's).
+        self._netns = netns
         self.kubelet_socket = kubelet_socket
         self.timeout = timeout
         self._list = list_pods or (lambda sock: list_pod_resources(sock, timeout=self.timeout))
         self.vfs = VfStatsCollector(paths, node="", netns=self._netns, sources=sources)
         self._lock = threading.Lock()
-
-    def _netns(self) -> str | None:
-        return (self.paths.sim_info() or {}).get("netns") or None
 
     def _numa_node(self, pf_pci: str) -> str:
         try:

@@ -16,7 +16,7 @@ FLEET_LABEL = "sriovop.io/hollow-fleet"
 #: Label a benchmark or test uses to split the fleet into pools (value: the pool name).
 POOL_LABEL = "sriovop.io/hollow-pool"
 WORKER_ROLE = "node-role.kubernetes.io/worker"
-#: Simulator NIC models (sriovop.host.sim_models) whose IDs are in the default supported-nic-ids list;
+#: Simulator NIC models (sriovop.sim.models) whose IDs are in the default supported-nic-ids list;
 #: all Intel, so one policy per vendor selects every node.
 MODELS = ("xxv710", "e810", "82576")
 #: PFs per hollow host (the first two ports of its NIC).

@@ -30,11 +30,11 @@ from pyroute2 import netns
 from sriovop.devcluster import process
 from sriovop.hollow.fleet import DEFAULT_PREFIX, FLEET_LABEL, HollowNode, fleet
 from sriovop.hollow.worker import HOSTS_DIR
-from sriovop.host.paths import HostPaths
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import Conflict, NotFound
 from sriovop.runtime.kinds import NODE
+from sriovop.sim.endpoint import read_endpoint
 
 log = structlog.get_logger(__name__)
 
@@ -211,7 +211,7 @@ def cleanup(directory: Path, client: Client, prefix: str, say: Callable[[str], N
     Returns how many Nodes were deleted."""
     hosts = directory / HOSTS_DIR
     for root in sorted(hosts.iterdir()) if hosts.is_dir() else []:
-        info = HostPaths.at(root).sim_info()
+        info = read_endpoint(root)
         if info and info.get("netns"):
             try:
                 netns.remove(str(info["netns"]))

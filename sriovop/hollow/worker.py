@@ -78,7 +78,7 @@ def _slice_options(fn):  # type: ignore[no-untyped-def]
                    "write (the simulator's vf_delay fault), as on hardware that takes seconds to create VFs.")
 def sims(directory: Path, prefix: str, first: int, count: int, ready_file: Path, apply_delay: float) -> None:
     """Build and serve the simulated hosts of nodes first..first+count-1 until SIGTERM."""
-    from sriovop.host.sim import SimHost
+    from sriovop.sim.host import SimHost
     from sriovop.stopsignals import stop_on_signals
 
     _raise_fd_limit()
@@ -116,6 +116,7 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
     from sriovop.daemon.app import Daemon
     from sriovop.daemon.settings import DaemonSettings
     from sriovop.runtime.config import load_config
+    from sriovop.sim.access import SimKernelAccess
     from sriovop.stopsignals import stop_on_signals
 
     _raise_fd_limit()
@@ -127,9 +128,9 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
         node = HollowNode(prefix, index)
         rest = load_config(kubeconfig)
         rest.user_agent = DAEMON_USER_AGENT
-        settings = DaemonSettings(node_name=node.name, namespace=namespace, host_root=host_root(directory, node),
-                                  requeue_after=requeue_after)
-        daemon = Daemon(settings, rest)
+        root = host_root(directory, node)
+        settings = DaemonSettings(node_name=node.name, namespace=namespace, host_root=root, requeue_after=requeue_after)
+        daemon = Daemon(settings, rest, kernel=SimKernelAccess(root))
         thread = threading.Thread(target=_run_daemon, args=(daemon, stop), name=f"daemon-{node.name}", daemon=True)
         thread.start()
         running.append((daemon, thread))

@@ -1,12 +1,11 @@
 """The kernel seam for switchdev work: devlink eswitch mode and params, ethtool features, vDPA devices,
 udev rule reloads.
 
-Like `KernelIO` for sysfs writes, there are two implementations. On a real host these are the
-iproute2 `devlink` and `vdpa` tools, `ethtool` and `udevadm` (run inside the host root with chroot, so
-the host's udevd reloads the host's rules); pyroute2 has no eswitch, ethtool-features or vDPA requests.
-Under a simulated root each call is a request to the simulator, which answers like mlx5 does
-(`sim_eswitch.py`). Errors are OSError with the kernel's errno, so apply steps report e.g.
-`set-eswitch-mode: ... (EOPNOTSUPP)` for a NIC without switchdev.
+Like `KernelIO` for sysfs writes, the implementation is chosen by the caller (`KernelAccess`). On a
+real host (`RealEswitchIO`) these are the iproute2 `devlink` and `vdpa` tools, `ethtool` and `udevadm`
+(run inside the host root with chroot, so the host's udevd reloads the host's rules); pyroute2 has no
+eswitch, ethtool-features or vDPA requests. Errors are OSError with the kernel's errno, so apply steps
+report e.g. `set-eswitch-mode: ... (EOPNOTSUPP)` for a NIC without switchdev.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import Protocol
 
 from sriovop.host.devlink import Devlink
-from sriovop.host.kernelio import KernelIO, SimKernelIO
 
 TOOL_TIMEOUT = 60.0
 #: Messages the tools print for the kernel's errno (they do not exit with it).
@@ -143,62 +141,3 @@ class RealEswitchIO:
 
     def close(self) -> None:
         self.devlink.close()
-
-
-class SimEswitchIO:
-    """The same requests, answered by the simulator serving this root."""
-
-    def __init__(self, io: SimKernelIO) -> None:
-        self.io = io
-
-    def _req(self, op: str, **kwargs: object) -> dict[str, object]:
-        return self.io.request({"op": op, **kwargs}, 30.0)
-
-    def eswitch_mode(self, pci: str) -> str:
-        try:
-            return str(self._req("eswitch_get", pci=pci)["mode"])
-        except OSError:
-            return "legacy"
-
-    def set_eswitch_mode(self, pci: str, mode: str) -> None:
-        self._req("eswitch_set", pci=pci, mode=mode)
-
-    def devlink_param(self, pci: str, name: str) -> str | None:
-        try:
-            return str(self._req("param_get", pci=pci, name=name)["value"])
-        except OSError as e:
-            if e.errno in (errno_mod.EINVAL, errno_mod.ENODEV, errno_mod.EOPNOTSUPP):
-                return None
-            raise
-
-    def set_devlink_param(self, pci: str, name: str, value: str) -> None:
-        self._req("param_set", pci=pci, name=name, value=value)
-
-    def features(self, ifname: str) -> dict[str, bool]:
-        found = self._req("features_get", ifname=ifname)["features"]
-        assert isinstance(found, dict)
-        return {str(k): bool(v) for k, v in found.items()}
-
-    def set_feature(self, ifname: str, feature: str, on: bool) -> None:
-        self._req("feature_set", ifname=ifname, feature=feature, on=on)
-
-    def vdpa_add(self, name: str, mgmtdev: str, max_vqp: int | None) -> None:
-        self._req("vdpa_add", name=name, mgmtdev=mgmtdev, max_vqp=max_vqp)
-
-    def vdpa_del(self, name: str) -> None:
-        self._req("vdpa_del", name=name)
-
-    def reload_udev(self) -> None:
-        self._req("udev_trigger")
-
-    def load_module(self, name: str) -> None:
-        self._req("load_module", name=name)
-
-    def close(self) -> None:
-        pass
-
-
-def open_eswitch_io(root: Path, io: KernelIO, devlink: Devlink) -> EswitchIO:
-    if isinstance(io, SimKernelIO):
-        return SimEswitchIO(io)
-    return RealEswitchIO(root, devlink)

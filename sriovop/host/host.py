@@ -1,4 +1,5 @@
-"""`Host`: one object bundling everything that touches a machine, rooted at a (possibly simulated) root."""
+"""`Host`: one object bundling everything that touches a machine, rooted at a root, reaching the kernel the
+caller chose (`KernelAccess`)."""
 
 from __future__ import annotations
 
@@ -10,23 +11,24 @@ from sriovop.host.devlink import Devlink
 from sriovop.host.discovery import Discoverer, DiscoveryOptions
 from sriovop.host.discovery_virtual import VirtualDiscoverer
 from sriovop.host.errors import DiscoveryError
-from sriovop.host.eswitch_io import EswitchIO, open_eswitch_io
+from sriovop.host.eswitch_io import EswitchIO
 from sriovop.host.firmware_query_cache import FirmwareQueryCache
 from sriovop.host.kargs import KernelArgs
-from sriovop.host.kernelio import KernelIO, open_kernel_io
+from sriovop.host.kernel_access import KernelAccess, RealKernelAccess
+from sriovop.host.kernelio import KernelIO
 from sriovop.host.netlink import Netlink
 from sriovop.host.nics import SupportedNics, default_supported_nics
 from sriovop.host.openstack import DeviceInfo, OpenStackMetadata, OpenStackMetadataError, netdev_macs
-from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
+from sriovop.host.paths import HostPaths
 from sriovop.host.records import Checkpoint, PfRecords
 from sriovop.host.switchdev import Switchdev
 
 
 class Host:
-    """Construct with the host root; a simulated root is recognised by its endpoint file.
+    """Construct with the host root and the kernel access (default: this machine's kernel).
 
-    `netns` defaults to the current namespace on a real host and to the simulator's namespace under a
-    simulated root. Not thread-safe: one Host per daemon loop.
+    `netns` defaults to the access's namespace (this process's own for the real kernel). Not
+    thread-safe: one Host per daemon loop.
     """
 
     def __init__(
@@ -37,22 +39,20 @@ class Host:
         netns: str | None = None,
         dev_mode: bool = False,
         supported: SupportedNics | None = None,
-        io: KernelIO | None = None,
+        kernel: KernelAccess | None = None,
         platform: str = "baremetal",
         openstack: OpenStackMetadata | None = None,
     ) -> None:
         self.paths = HostPaths.at(root, state_dir=state_dir)
-        sim = self.paths.sim_info()
-        if sim is None and (self.paths.root / SIM_DIR).is_dir() and io is None:
-            # Writing plain files under a simulated tree would silently "succeed" and mean nothing.
-            raise DiscoveryError(f"{self.paths.root} is a simulated host but its simulator is not running "
-                                 f"(no {SIM_DIR}/{SIM_ENDPOINT_FILE})")
-        if netns is None and sim is not None:
-            netns = sim.get("netns") or None
-        self.netlink = Netlink(netns)
-        self.io: KernelIO = io if io is not None else open_kernel_io(self.paths, self.netlink)
+        self.kernel: KernelAccess = kernel if kernel is not None else RealKernelAccess()
+        self.netlink = Netlink(netns if netns is not None else self.kernel.netns())
+        try:
+            self.io: KernelIO = self.kernel.open_io(self.paths, self.netlink)
+        except BaseException:
+            self.netlink.close()
+            raise
         self.devlink = Devlink()
-        self.eswitch: EswitchIO = open_eswitch_io(self.paths.root, self.io, self.devlink)
+        self.eswitch: EswitchIO = self.kernel.open_eswitch(self.paths, self.io, self.devlink)
         self.switchdev = Switchdev(self.paths, self.io, self.eswitch)
         self.records = PfRecords(self.paths)
         self.checkpoint = Checkpoint(self.paths)
@@ -67,7 +67,7 @@ class Host:
 
     @property
     def simulated(self) -> bool:
-        return self.paths.sim_info() is not None
+        return self.kernel.simulated
 
     def discover(self) -> list[dict[str, Any]]:
         """NodeState `status.interfaces` for this host."""

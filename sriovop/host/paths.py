@@ -1,19 +1,14 @@
 """Where things live on a host, relative to a configurable root.
 
 The daemon runs in a container with the host's `/` mounted at `/host`; tests and the demo point the
-same code at a simulated tree. Nothing in sriovop.host builds an absolute path without going through
-`HostPaths`, which is what makes the simulated host possible.
+same code at another tree (a simulated host). Nothing in sriovop.host builds an absolute path without
+going through `HostPaths`, which is what makes that possible.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-#: Directory (under the root) holding the simulator's endpoint description, if the root is simulated.
-SIM_DIR = ".sriovop-sim"
-SIM_ENDPOINT_FILE = "endpoint.json"
 
 
 @dataclass(frozen=True)
@@ -106,37 +101,3 @@ class HostPaths:
     @property
     def checkpoint(self) -> Path:
         return self.root / self.checkpoint_rel
-
-    # --- simulator -----------------------------------------------------------------------------
-    @property
-    def sim_endpoint(self) -> Path:
-        return self.root / SIM_DIR / SIM_ENDPOINT_FILE
-
-    def sim_info(self) -> dict[str, str] | None:
-        """The simulator endpoint when this root is a simulated host, else None."""
-        try:
-            data = json.loads(self.sim_endpoint.read_text())
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if not isinstance(data, dict):
-            return None
-        info = {str(k): str(v) for k, v in data.items()}
-        if info.get("netns") and info.get("root"):
-            info["netns"] = self._netns_seen_from_here(info["netns"], info["root"])
-        return info
-
-    def _netns_seen_from_here(self, name: str, sim_root: str) -> str:
-        """The simulator's namespace as this process can open it.
-
-        A simulator names its namespace under the machine's /var/run/netns. A daemon in a pod sees the
-        machine under its host mount (the simulated root `/host/var/lib/x` is the machine's `/var/lib/x`),
-        so there the namespace is the file `/host/var/run/netns/NAME`; on the machine itself the name is
-        enough.
-        """
-        here = str(self.root.resolve())
-        if here == sim_root or not here.endswith(sim_root):
-            return name
-        machine = Path(here[: len(here) - len(sim_root)] or "/")
-        # /var/run is usually an absolute link to /run, which inside the pod would point at the pod's own.
-        candidates = [machine / "var/run/netns" / name, machine / "run/netns" / name]
-        return str(next((c for c in candidates if c.exists()), candidates[0]))

@@ -13,13 +13,14 @@ from typing import Any
 
 import structlog
 
-from sriovop.host.sim_eswitch import OPS as ESWITCH_OPS
-from sriovop.host.sim_kernel import KernelError, SimKernel
-from sriovop.host.sim_system import SYSTEM_OPS
-from sriovop.host.sim_vfconfig import OPS as VF_CONFIG_OPS
-from sriovop.host.sim_vfconfig import handle as vf_config
+from sriovop.sim.devices import KernelError
+from sriovop.sim.eswitch import OPS as ESWITCH_OPS
+from sriovop.sim.kernel import SimKernel
+from sriovop.sim.system import SYSTEM_OPS
+from sriovop.sim.vfconfig import OPS as VF_CONFIG_OPS
+from sriovop.sim.vfconfig import handle as vf_config
 
-log = structlog.get_logger("sriovop.host.sim")
+log = structlog.get_logger("sriovop.sim")
 
 
 class SimServer:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from sriovop.host.sim_kernel import KernelError, SimKernel
+from sriovop.sim.devices import KernelError
+from sriovop.sim.kernel import SimKernel
 
 OPS = ("get_vf_config", "set_vf_config")
 DEFAULTS: dict[str, Any] = {"vlan": 0, "vlan_qos": 0, "vlan_proto": "802.1q", "spoofchk": True, "trust": False,

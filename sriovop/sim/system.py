@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sriovop.host.bootconfig import BLS_DIR, GRUB_DEFAULTS, bls_options, grub_cmdline
+from sriovop.sim.devices import KernelError
 
 #: Modules the simulated kernel has, and the PCI driver each one registers.
 AVAILABLE_MODULES: dict[str, str | None] = {
@@ -32,8 +33,6 @@ _NETNS_OPTION = re.compile(r"^\s*options\s+ib_core\s+.*\bnetns_mode=([01])\b", r
 
 
 def _error(code: int, message: str) -> OSError:
-    from sriovop.host.sim_kernel import KernelError  # sim_kernel imports this module
-
     return KernelError(code, message)
 
 

@@ -4,40 +4,39 @@ a simulated kernel answering writes over a unix socket.
 Usage (in-process, e.g. a test that runs the host layer itself):
 
     with SimHost(tmp_path / "host", ["xxv710", "e810:1"]) as sim:
-        host = Host(sim.root)             # finds the simulator through <root>/.sriovop-sim/endpoint.json
+        host = Host(sim.root, kernel=sim.access)   # the host layer's KernelAccess for this simulator
         host.discover()
 
 Usage (separate process, e.g. a daemon under test that gets killed and restarted):
 
-    python -m sriovop.host.sim serve --root /tmp/h --nic xxv710 --nic cx6dx
+    python -m sriovop.sim serve --root /tmp/h --nic xxv710 --nic cx6dx
     # prints {"root":..., "netns":..., "pfs":[...]} on stdout once ready; SIGTERM cleans up.
+    sriovop config-daemon --host-root /tmp/h --simulated-host ...
 
-Any process can inject faults through `SimControl(root).fault(pf, enomem=True)`.
+Any process can inject faults through `SimControl(root).fault(pf, enomem=True)` (sim/control.py).
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import shutil
-import signal
-import socket
-import sys
 import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import click
 from pyroute2 import IPRoute, netns
 
-from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
-from sriovop.host.sim_kernel import SimKernel, SimPf, _mac_for, _symlink, _write, rid_to_pci
-from sriovop.host.sim_models import MODELS
-from sriovop.host.sim_server import SimServer
-from sriovop.host.sim_system import BOOT_LOADERS, next_cmdline, write_boot_config
+from sriovop.sim.access import SimKernelAccess
+from sriovop.sim.devices import SimPf
+from sriovop.sim.endpoint import SIM_DIR, remove_endpoint, write_endpoint
+from sriovop.sim.kernel import SimKernel
+from sriovop.sim.models import MODELS
+from sriovop.sim.server import SimServer
+from sriovop.sim.system import BOOT_LOADERS, next_cmdline, write_boot_config
+from sriovop.sim.tree import mac_for, rid_to_pci, symlink, write
 
 DEFAULT_CMDLINE = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet"
 
@@ -101,8 +100,8 @@ class SimHost:
         for rel in ("sys", "proc", SIM_DIR):
             shutil.rmtree(self.root / rel, ignore_errors=True)
         self.kernel.base_tree()
-        _write(self.root / "proc/cmdline", self.cmdline)
-        _write(self.root / "proc/cpuinfo", f"processor\t: 0\nvendor_id\t: {self.cpu_vendor}\n")
+        write(self.root / "proc/cmdline", self.cmdline)
+        write(self.root / "proc/cpuinfo", f"processor\t: 0\nvendor_id\t: {self.cpu_vendor}\n")
         write_boot_config(self.root, "bls" if self.boot_loader == "broken" else self.boot_loader, self.cmdline)
         self.kernel.system.boot(self.cmdline, self.modules, self.unavailable_modules)
         self.boots += 1
@@ -114,11 +113,7 @@ class SimHost:
             for i, (key, ports) in enumerate(self.nic_specs):
                 self._add_nic(i, key, ports)
             self.server.start()
-            sim_dir = self.root / SIM_DIR
-            sim_dir.mkdir(exist_ok=True)
-            tmp = sim_dir / (SIM_ENDPOINT_FILE + ".tmp")
-            tmp.write_text(json.dumps({"socket": self.address, "netns": self.netns, "root": str(self.root.resolve())}))
-            os.replace(tmp, sim_dir / SIM_ENDPOINT_FILE)
+            write_endpoint(self.root, self.address, self.netns)
         except BaseException:
             self.stop()
             raise
@@ -141,10 +136,7 @@ class SimHost:
             netns.remove(self.netns)
         except OSError:
             pass
-        try:
-            (self.root / SIM_DIR / SIM_ENDPOINT_FILE).unlink()
-        except FileNotFoundError:
-            pass
+        remove_endpoint(self.root)
 
     def reboot(self, *, add_kernel_args: Sequence[str] = ()) -> SimHost:
         """Power-cycle: VFs, driver overrides, MTUs and loaded modules are gone, files under the root
@@ -178,7 +170,7 @@ class SimHost:
             if len(self.pfs) < len(self.pf_names):
                 ifname = self.pf_names[len(self.pfs)]
             alt = f"enp{bus}s0f{port}" + (f"np{port}" if model.vendor == "15b3" else "")
-            pf = SimPf(pci=pci, model=model, port=port, ifname=ifname, alt_name=alt, mac=_mac_for(pci))
+            pf = SimPf(pci=pci, model=model, port=port, ifname=ifname, alt_name=alt, mac=mac_for(pci))
             self._add_veth(pf, f"sim{i}p{port}")
             self.kernel.add_pf(pf)
             self.pfs.append(pf)
@@ -204,14 +196,19 @@ class SimHost:
     def add_extra_netdev(self, pf_pci: str, name: str, phys_port_name: str) -> None:
         """A second netdev on one PCI function (e.g. a representor); only in sysfs."""
         net = self.kernel.dev_dir(pf_pci) / "net" / name
-        _write(net / "phys_port_name", phys_port_name)
-        _write(net / "type", "1")
-        _write(net / "address", _mac_for(name))
-        _write(net / "mtu", "1500")
-        _write(net / "flags", "0x1002")
-        _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
+        write(net / "phys_port_name", phys_port_name)
+        write(net / "type", "1")
+        write(net / "address", mac_for(name))
+        write(net / "mtu", "1500")
+        write(net / "flags", "0x1002")
+        symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
 
     # --- conveniences --------------------------------------------------------------------------
+    @property
+    def access(self) -> SimKernelAccess:
+        """The host layer's `KernelAccess` for this simulator (`Host(sim.root, kernel=sim.access)`)."""
+        return SimKernelAccess(self.root)
+
     def pf(self, index: int) -> SimPf:
         return self.pfs[index]
 
@@ -231,78 +228,3 @@ class SimHost:
             "pfs": [{"pciAddress": p.pci, "name": p.ifname, "model": p.model.key, "totalvfs": p.model.totalvfs}
                     for p in self.pfs],
         }
-
-
-class SimControl:
-    """Talk to a simulator serving `root` from any process (faults, liveness)."""
-
-    def __init__(self, root: str | Path) -> None:
-        info = HostPaths.at(root).sim_info()
-        if info is None:
-            raise FileNotFoundError(f"{root} is not a simulated host (no {SIM_DIR}/{SIM_ENDPOINT_FILE})")
-        self.address = info["socket"]
-        self.netns = info["netns"]
-
-    def _request(self, req: dict[str, Any]) -> None:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(10)
-            s.connect("\0" + self.address[1:])
-            s.sendall(json.dumps(req).encode() + b"\n")
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                buf += chunk
-        reply = json.loads(buf)
-        if reply.get("errno"):
-            raise OSError(int(reply["errno"]), str(reply.get("error")))
-
-    def fault(self, pf_pci: str, **values: Any) -> None:
-        if "refuse_bind" in values:
-            values["refuse_bind"] = sorted(values["refuse_bind"])
-        self._request({"op": "fault", "pf": pf_pci, "faults": values})
-
-    def system_fault(self, **values: Any) -> None:
-        self._request({"op": "system_fault", "faults": values})
-
-    def ping(self) -> None:
-        self._request({"op": "ping"})
-
-
-@click.group()
-def cli() -> None:
-    """Simulated SR-IOV host."""
-
-
-@cli.command()
-@click.option("--root", required=True, type=click.Path(path_type=Path), help="Directory to build the host in.")
-@click.option("--nic", "nics", multiple=True, required=True,
-              help=f"NIC model[:ports], repeatable. Models: {', '.join(sorted(MODELS))}.")
-@click.option("--cmdline", default=DEFAULT_CMDLINE, show_default=True, help="Contents of /proc/cmdline.")
-@click.option("--wipe/--keep-state", default=True,
-              help="Remove the whole root first, or keep operator state files (a reboot of a used host).")
-@click.option("--boot-loader", type=click.Choice(BOOT_LOADERS), default="bls", show_default=True,
-              help="Boot configuration written for a fresh root (BLS entry or GRUB defaults), none, or a "
-                   "broken boot loader that ignores its configuration.")
-@click.option("--module", "modules", multiple=True, help="Kernel module loaded at boot (e.g. ib_core), repeatable.")
-def serve(root: Path, nics: tuple[str, ...], cmdline: str, wipe: bool, boot_loader: str,
-          modules: tuple[str, ...]) -> None:
-    """Build the host and serve it until SIGTERM/SIGINT (then remove the network namespace)."""
-    if wipe and root.exists():
-        shutil.rmtree(root)
-    try:
-        sim = SimHost(root, list(nics), cmdline=cmdline, boot_loader=boot_loader, modules=modules)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--nic") from e
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
-    with sim:
-        sys.stdout.write(json.dumps(sim.describe()) + "\n")
-        sys.stdout.flush()
-        done.wait()
-
-
-if __name__ == "__main__":
-    cli()

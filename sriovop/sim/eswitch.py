@@ -15,7 +15,7 @@ What the model enforces, because upstream's apply order depends on it:
   which exists only for a Mellanox VF bound to mlx5_core on a PF in switchdev mode; they live on the
   vdpa bus (`sys/bus/vdpa/devices`, drivers `virtio_vdpa`/`vhost_vdpa`) and vanish with their VF's
   driver, the VF itself, or the switchdev mode.
-Representor and VF netdevs exist only in the tree (like VF netdevs in sim_kernel), so their features
+Representor and VF netdevs exist only in the tree (like VF netdevs in sim/kernel.py), so their features
 are kept here, keyed by netdev name.
 """
 
@@ -28,10 +28,10 @@ import shutil
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from sriovop.host.sim_kernel import SimKernel, SimPf, SimVf
+from sriovop.sim.devices import DeviceTable, KernelError, SimPf, SimVf
+from sriovop.sim.tree import unlink, write
 
 LEGACY = "legacy"
 SWITCHDEV = "switchdev"
@@ -51,11 +51,13 @@ class EswitchState:
 
 
 class SimEswitch:
-    """Called by SimKernel under its lock; every error is a KernelError with the kernel's errno."""
+    """Called by SimKernel under its lock; every error is a KernelError with the kernel's errno.
 
-    def __init__(self, kernel: SimKernel) -> None:
-        self.kernel = kernel
-        self.root = kernel.root
+    It reads the kernel's device table (handed in) and never calls the kernel back."""
+
+    def __init__(self, devices: DeviceTable) -> None:
+        self.devices = devices
+        self.root = devices.root
         self.states: dict[str, EswitchState] = {}
         #: netdev name → feature → on (PF, VF and representor netdevs).
         self.features: dict[str, dict[str, bool]] = {}
@@ -67,7 +69,6 @@ class SimEswitch:
 
     # --- helpers ------------------------------------------------------------------------------
     def _error(self, code: int, message: str) -> Exception:
-        from sriovop.host.sim_kernel import KernelError
         return KernelError(code, message)
 
     def state(self, pf: SimPf) -> EswitchState:
@@ -79,7 +80,7 @@ class SimEswitch:
         return st
 
     def _pf(self, pci: str) -> SimPf:
-        pf = self.kernel.pfs.get(pci)
+        pf = self.devices.pfs.get(pci)
         if pf is None:
             raise self._error(errno.ENODEV, f"devlink: no device pci/{pci}")
         return pf
@@ -88,7 +89,7 @@ class SimEswitch:
         return f"{zlib.crc32(pf.pci.encode()):08x}0000"
 
     def _pf_net(self, pf: SimPf) -> Path:
-        return self.kernel.dev_dir(pf.pci) / "net" / pf.ifname
+        return self.devices.dev_dir(pf.pci) / "net" / pf.ifname
 
     # --- devlink ------------------------------------------------------------------------------
     def get_mode(self, pci: str) -> str:
@@ -118,13 +119,13 @@ class SimEswitch:
                                                f"a driver ({', '.join(bound)})")
         st.mode = mode
         if mode == SWITCHDEV:
-            _write(self._pf_net(pf) / "phys_switch_id", self.switch_id(pf))
+            write(self._pf_net(pf) / "phys_switch_id", self.switch_id(pf))
             for vf in sorted(pf.vfs.values(), key=lambda v: v.index):
                 self._add_rep(pf, vf)
         else:
             for index in sorted(st.reps):
                 self._drop_rep(pf, index)
-            _unlink(self._pf_net(pf) / "phys_switch_id")
+            unlink(self._pf_net(pf) / "phys_switch_id")
             for vf in pf.vfs.values():
                 self._drop_vdpa(vf.pci)
 
@@ -154,14 +155,14 @@ class SimEswitch:
             return
         name = f"eth{self._next_eth}"
         self._next_eth += 1
-        net = self.kernel.dev_dir(pf.pci) / "net" / name
-        _write(net / "phys_port_name", f"pf{pf.port}vf{vf.index}")
-        _write(net / "phys_switch_id", self.switch_id(pf))
-        _write(net / "type", "1")
-        _write(net / "address", _mac(name))
-        _write(net / "mtu", "1500")
-        _write(net / "flags", "0x1002")
-        _write(net / "operstate", "down")
+        net = self.devices.dev_dir(pf.pci) / "net" / name
+        write(net / "phys_port_name", f"pf{pf.port}vf{vf.index}")
+        write(net / "phys_switch_id", self.switch_id(pf))
+        write(net / "type", "1")
+        write(net / "address", _mac(name))
+        write(net / "mtu", "1500")
+        write(net / "flags", "0x1002")
+        write(net / "operstate", "down")
         self._class_link(net, name)
         st.reps[vf.index] = name
         self._apply_rules(pf)
@@ -170,13 +171,13 @@ class SimEswitch:
         name = self.state(pf).reps.pop(index, None)
         if name is None:
             return
-        _unlink(self.root / "sys/class/net" / name)
-        shutil.rmtree(self.kernel.dev_dir(pf.pci) / "net" / name, ignore_errors=True)
+        unlink(self.root / "sys/class/net" / name)
+        shutil.rmtree(self.devices.dev_dir(pf.pci) / "net" / name, ignore_errors=True)
         self.features.pop(name, None)
 
     def _class_link(self, net: Path, name: str) -> None:
         link = self.root / "sys/class/net" / name
-        _unlink(link)
+        unlink(link)
         os.symlink(os.path.relpath(net, link.parent), link)
 
     def _rename(self, pf: SimPf, index: int, new: str) -> None:
@@ -186,9 +187,9 @@ class SimEswitch:
             return
         if (self.root / "sys/class/net" / new).exists():
             return  # udev cannot rename onto an existing name; the kernel name stays
-        net_dir = self.kernel.dev_dir(pf.pci) / "net"
+        net_dir = self.devices.dev_dir(pf.pci) / "net"
         os.rename(net_dir / old, net_dir / new)
-        _unlink(self.root / "sys/class/net" / old)
+        unlink(self.root / "sys/class/net" / old)
         self._class_link(net_dir / new, new)
         st.reps[index] = new
         if old in self.features:
@@ -218,7 +219,7 @@ class SimEswitch:
                     self._rename(pf, index, f"{m['name']}_{index}")
 
     def udev_trigger(self) -> None:
-        for pf in list(self.kernel.pfs.values()):
+        for pf in list(self.devices.pfs.values()):
             self._apply_rules(pf)
 
     # --- hooks from SimKernel -----------------------------------------------------------------
@@ -238,11 +239,11 @@ class SimEswitch:
     # --- ethtool ------------------------------------------------------------------------------
     def _netdev_owner(self, ifname: str) -> tuple[SimPf, bool] | None:
         """(PF, is-VF-side) of a netdev the simulator knows: PF netdev, VF netdev or representor."""
-        for pf in self.kernel.pfs.values():
+        for pf in self.devices.pfs.values():
             if pf.ifname == ifname or ifname in self.state(pf).reps.values():
                 return pf, False
             for vf in pf.vfs.values():
-                if vf.driver and (self.kernel.dev_dir(vf.pci) / "net" / ifname).is_dir():
+                if vf.driver and (self.devices.dev_dir(vf.pci) / "net" / ifname).is_dir():
                     return pf, True
         return None
 
@@ -284,22 +285,22 @@ class SimEswitch:
 
     def vdpa_add(self, name: str, mgmtdev: str, max_vqp: int | None) -> None:
         bus, _, vf_pci = mgmtdev.partition("/")
-        owner = self.kernel.vf_owner.get(vf_pci) if bus == "pci" else None
+        owner = self.devices.vf_owner.get(vf_pci) if bus == "pci" else None
         if owner is None:
             raise self._error(errno.ENODEV, f"vdpa: management device {mgmtdev} not found")
         pf, vf = owner
         if pf.model.vendor != "15b3" or vf.driver != "mlx5_core" or self.state(pf).mode != SWITCHDEV:
             raise self._error(errno.ENODEV, f"vdpa: management device {mgmtdev} not found (mlx5_vdpa needs a "
                                             "Mellanox VF bound to mlx5_core on a PF in switchdev mode)")
-        dev = self.kernel.dev_dir(vf.pci) / name
+        dev = self.devices.dev_dir(vf.pci) / name
         if dev.exists():
             raise self._error(errno.EEXIST, f"vdpa: device {name} exists")
         if max_vqp is not None and max_vqp > 256:
             raise self._error(errno.EINVAL, f"vdpa: max_vqp {max_vqp} out of range")
         dev.mkdir(parents=True)
-        _write(dev / "mgmtdev", mgmtdev)
+        write(dev / "mgmtdev", mgmtdev)
         link = self._vdpa_dir() / "devices" / name
-        _unlink(link)
+        unlink(link)
         os.symlink(os.path.relpath(dev, link.parent), link)
         # Autoprobe: the first loaded vDPA bus driver takes it, as the kernel does.
         for driver in VDPA_DRIVERS:
@@ -322,18 +323,18 @@ class SimEswitch:
         dev = self._vdpa_dev(name)
         real = Path(os.path.realpath(dev))
         link = real / "driver"
-        _unlink(link)
+        unlink(link)
         os.symlink(os.path.relpath(self._vdpa_dir() / "drivers" / driver, real), link)
         drv_link = self._vdpa_dir() / "drivers" / driver / name
-        _unlink(drv_link)
+        unlink(drv_link)
         os.symlink(os.path.relpath(real, drv_link.parent), drv_link)
 
     def _vdpa_unbind(self, name: str) -> None:
         driver = self._vdpa_driver(name)
         if not driver:
             return
-        _unlink(Path(os.path.realpath(self._vdpa_dev(name))) / "driver")
-        _unlink(self._vdpa_dir() / "drivers" / driver / name)
+        unlink(Path(os.path.realpath(self._vdpa_dev(name))) / "driver")
+        unlink(self._vdpa_dir() / "drivers" / driver / name)
 
     def vdpa_del(self, name: str) -> None:
         if not self._vdpa_dev(name).exists():
@@ -343,7 +344,7 @@ class SimEswitch:
     def _remove_vdpa(self, name: str) -> None:
         dev = Path(os.path.realpath(self._vdpa_dev(name)))
         self._vdpa_unbind(name)
-        _unlink(self._vdpa_dev(name))
+        unlink(self._vdpa_dev(name))
         shutil.rmtree(dev, ignore_errors=True)
 
     def _drop_vdpa(self, vf_pci: str) -> None:
@@ -403,18 +404,6 @@ class SimEswitch:
 
 OPS = frozenset({"eswitch_get", "eswitch_set", "param_get", "param_set", "features_get", "feature_set",
                  "vdpa_add", "vdpa_del", "udev_trigger", "load_module"})
-
-
-def _write(path: Path, value: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(value + "\n")
-
-
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
 
 
 def _mac(seed: str) -> str:

@@ -17,109 +17,18 @@ import errno
 import os
 import shutil
 import threading
-import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from sriovop.host.sim_eswitch import SimEswitch
-from sriovop.host.sim_models import NETDEV_DRIVERS, NicModel
-from sriovop.host.sim_system import SimSystem
+from sriovop.sim.devices import DeviceTable, KernelError, SimPf, SimVf
+from sriovop.sim.eswitch import SimEswitch
+from sriovop.sim.models import NETDEV_DRIVERS
+from sriovop.sim.system import SimSystem
+from sriovop.sim.tree import FLAGS_UP, PCI_ROOT, mac_for, pci_to_rid, rid_to_pci, symlink, unlink, write
 
-log = structlog.get_logger("sriovop.host.sim")
-
-PCI_ROOT = "sys/devices/pci0000:00"
-FLAGS_UP = "0x1003"
-
-
-class KernelError(OSError):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(code, message)
-
-
-@dataclass
-class Faults:
-    """Per-PF fault injection (settable at run time through the simulator socket)."""
-
-    enomem: bool = False
-    #: Seconds between a successful sriov_numvfs write and the VFs appearing.
-    vf_delay: float = 0.0
-    #: VF drivers that refuse to bind (probe fails): e.g. {"vfio-pci"} or {"iavf"}.
-    refuse_bind: set[str] = field(default_factory=set)
-    #: The PF is hot-unplugged right after its VFs are created.
-    vanish_after_numvfs: bool = False
-    #: Seconds sriov_numvfs writes hang before completing (a slow firmware).
-    numvfs_write_delay: float = 0.0
-
-    def update(self, values: dict[str, Any]) -> None:
-        for key, value in values.items():
-            if not hasattr(self, key):
-                raise KernelError(errno.EINVAL, f"unknown fault {key!r}")
-            setattr(self, key, set(value) if key == "refuse_bind" else value)
-
-
-@dataclass
-class SimVf:
-    pci: str
-    index: int
-    driver: str = ""
-    override: str = ""
-    admin_mac: str = ""
-    mtu: int = 1500
-
-
-@dataclass
-class SimPf:
-    pci: str
-    model: NicModel
-    port: int
-    ifname: str
-    alt_name: str
-    mac: str
-    driver: str = ""
-    override: str = ""
-    numvfs: int = 0
-    vfs: dict[int, SimVf] = field(default_factory=dict)
-    faults: Faults = field(default_factory=Faults)
-    timer: threading.Timer | None = None
-
-
-def rid_to_pci(rid: int, domain: int = 0) -> str:
-    return f"{domain:04x}:{rid >> 8:02x}:{(rid >> 3) & 0x1F:02x}.{rid & 7:x}"
-
-
-def pci_to_rid(pci: str) -> int:
-    _, bus, devfn = pci.split(":")
-    dev, fn = devfn.split(".")
-    return (int(bus, 16) << 8) | (int(dev, 16) << 3) | int(fn, 16)
-
-
-def _mac_for(seed: str, prefix: str = "02") -> str:
-    h = zlib.crc32(seed.encode())
-    return f"{prefix}:{(h >> 24) & 0xFF:02x}:{(h >> 16) & 0xFF:02x}:{(h >> 8) & 0xFF:02x}:{h & 0xFF:02x}:01"
-
-
-def _write(path: Path, value: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(value + "\n")
-
-
-def _symlink(target: str, link: Path) -> None:
-    link.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        link.unlink()
-    except FileNotFoundError:
-        pass
-    os.symlink(target, link)
-
-
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
+log = structlog.get_logger("sriovop.sim")
 
 
 class SimKernel:
@@ -127,23 +36,25 @@ class SimKernel:
 
     def __init__(self, root: Path, netlink_factory: Any = None) -> None:
         self.root = Path(root)
-        self.pfs: dict[str, SimPf] = {}
-        self.vf_owner: dict[str, tuple[SimPf, SimVf]] = {}
-        #: IFLA_VF_* attributes per VF PCI address (sim_vfconfig.py); gone with the VF.
+        #: Shared with the eSwitch; `pfs` and `vf_owner` are its tables (the same dicts).
+        self.devices = DeviceTable(self.root)
+        self.pfs = self.devices.pfs
+        self.vf_owner = self.devices.vf_owner
+        #: IFLA_VF_* attributes per VF PCI address (sim/vfconfig.py); gone with the VF.
         self.vf_configs: dict[str, dict[str, Any]] = {}
         self.lock = threading.RLock()
         #: Called with a PF when it is hot-unplugged (the simulator deletes its veth).
         self.on_vanish: Any = None
-        self.eswitch = SimEswitch(self)
-        #: Modules, RDMA, boot id (sim_system.py); vfio-pci exists once `vfio_pci` is loaded.
+        self.eswitch = SimEswitch(self.devices)
+        #: Modules, RDMA, boot id (sim/system.py); vfio-pci exists once `vfio_pci` is loaded.
         self.system = SimSystem(self.root, self.ensure_driver)
 
     # --- tree helpers --------------------------------------------------------------------------
     def dev_dir(self, pci: str) -> Path:
-        return self.root / PCI_ROOT / pci
+        return self.devices.dev_dir(pci)
 
     def _link_device(self, pci: str) -> None:
-        _symlink(f"../../../devices/pci0000:00/{pci}", self.root / "sys/bus/pci/devices" / pci)
+        symlink(f"../../../devices/pci0000:00/{pci}", self.root / "sys/bus/pci/devices" / pci)
 
     def _driver_dir(self, driver: str) -> Path:
         return self.root / "sys/bus/pci/drivers" / driver
@@ -159,20 +70,20 @@ class SimKernel:
         for rel in ("sys/bus/pci/devices", "sys/bus/pci/drivers", "sys/class/net", PCI_ROOT, "proc",
                     "sys/kernel/iommu_groups"):
             (self.root / rel).mkdir(parents=True, exist_ok=True)
-        _write(self.root / "sys/bus/pci/drivers_probe", "")
+        write(self.root / "sys/bus/pci/drivers_probe", "")
         self.eswitch.base_tree()
 
     def _common_attrs(self, d: Path, vendor: str, device: str, pci: str) -> None:
-        _write(d / "class", "0x020000")
-        _write(d / "vendor", f"0x{vendor}")
-        _write(d / "device", f"0x{device}")
-        _write(d / "subsystem_vendor", f"0x{vendor}")
-        _write(d / "numa_node", "0")
-        _write(d / "driver_override", "(null)")
+        write(d / "class", "0x020000")
+        write(d / "vendor", f"0x{vendor}")
+        write(d / "device", f"0x{device}")
+        write(d / "subsystem_vendor", f"0x{vendor}")
+        write(d / "numa_node", "0")
+        write(d / "driver_override", "(null)")
         group = pci_to_rid(pci)
         gdir = self.root / "sys/kernel/iommu_groups" / str(group)
         gdir.mkdir(parents=True, exist_ok=True)
-        _symlink(os.path.relpath(gdir, d), d / "iommu_group")
+        symlink(os.path.relpath(gdir, d), d / "iommu_group")
 
     # --- building ------------------------------------------------------------------------------
     def add_pf(self, pf: SimPf) -> None:
@@ -181,16 +92,16 @@ class SimKernel:
             d.mkdir(parents=True, exist_ok=True)
             self._common_attrs(d, pf.model.vendor, pf.model.pf_device, pf.pci)
             if pf.model.totalvfs > 0:
-                _write(d / "sriov_totalvfs", str(pf.model.totalvfs))
-                _write(d / "sriov_numvfs", "0")
-                _write(d / "sriov_drivers_autoprobe", "1")
-                _write(d / "sriov_offset", str(pf.model.vf_offset))
-                _write(d / "sriov_stride", "1")
+                write(d / "sriov_totalvfs", str(pf.model.totalvfs))
+                write(d / "sriov_numvfs", "0")
+                write(d / "sriov_drivers_autoprobe", "1")
+                write(d / "sriov_offset", str(pf.model.vf_offset))
+                write(d / "sriov_stride", "1")
             net = d / "net" / pf.ifname
-            _write(net / "speed", str(pf.model.speed))
-            _write(net / "phys_port_name", f"p{pf.port}")
-            _write(net / "type", "1")
-            _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / pf.ifname)
+            write(net / "speed", str(pf.model.speed))
+            write(net / "phys_port_name", f"p{pf.port}")
+            write(net / "type", "1")
+            symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / pf.ifname)
             self._link_device(pf.pci)
             self.pfs[pf.pci] = pf
             self._bind(pf.pci, pf.model.pf_driver)
@@ -201,12 +112,7 @@ class SimKernel:
 
     # --- driver binding ------------------------------------------------------------------------
     def _device(self, pci: str) -> tuple[SimPf | None, SimVf | None]:
-        if pci in self.pfs:
-            return self.pfs[pci], None
-        owner = self.vf_owner.get(pci)
-        if owner is not None:
-            return owner[0], owner[1]
-        return None, None
+        return self.devices.device(pci)
 
     def _current_driver(self, pci: str) -> str:
         pf, vf = self._device(pci)
@@ -236,8 +142,8 @@ class SimKernel:
             raise KernelError(errno.EIO, f"{driver}: probe of {pci} failed with error -5")
         self.ensure_driver(driver)
         d = self.dev_dir(pci)
-        _symlink(f"../../../bus/pci/drivers/{driver}", d / "driver")
-        _symlink(f"../../../../devices/pci0000:00/{pci}", self._driver_dir(driver) / pci)
+        symlink(f"../../../bus/pci/drivers/{driver}", d / "driver")
+        symlink(f"../../../../devices/pci0000:00/{pci}", self._driver_dir(driver) / pci)
         if vf is not None:
             vf.driver = driver
             vf.mtu = 1500  # a fresh netdev starts at the default MTU
@@ -253,8 +159,8 @@ class SimKernel:
         driver = self._current_driver(pci)
         if not driver:
             return
-        _unlink(self.dev_dir(pci) / "driver")
-        _unlink(self._driver_dir(driver) / pci)
+        unlink(self.dev_dir(pci) / "driver")
+        unlink(self._driver_dir(driver) / pci)
         if vf is not None:
             self.eswitch.on_vf_unbound(pf, vf, self._vf_ifname(pf, vf))
             self._drop_vf_netdev(pf, vf)
@@ -268,18 +174,18 @@ class SimKernel:
     def _vf_netdev(self, pf: SimPf, vf: SimVf) -> None:
         name = self._vf_ifname(pf, vf)
         net = self.dev_dir(vf.pci) / "net" / name
-        _write(net / "address", vf.admin_mac or _mac_for(vf.pci, "0a"))
-        _write(net / "mtu", str(vf.mtu))
-        _write(net / "type", "1")
-        _write(net / "flags", FLAGS_UP)
-        _write(net / "operstate", "up")
+        write(net / "address", vf.admin_mac or mac_for(vf.pci, "0a"))
+        write(net / "mtu", str(vf.mtu))
+        write(net / "type", "1")
+        write(net / "flags", FLAGS_UP)
+        write(net / "operstate", "up")
         for counter in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped"):
-            _write(net / "statistics" / counter, "0")
-        _symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
+            write(net / "statistics" / counter, "0")
+        symlink(os.path.relpath(net, self.root / "sys/class/net"), self.root / "sys/class/net" / name)
 
     def _drop_vf_netdev(self, pf: SimPf, vf: SimVf) -> None:
         name = self._vf_ifname(pf, vf)
-        _unlink(self.root / "sys/class/net" / name)
+        unlink(self.root / "sys/class/net" / name)
         shutil.rmtree(self.dev_dir(vf.pci) / "net", ignore_errors=True)
 
     # --- VFs -----------------------------------------------------------------------------------
@@ -291,8 +197,8 @@ class SimKernel:
             d = self.dev_dir(vf.pci)
             d.mkdir(parents=True, exist_ok=True)
             self._common_attrs(d, pf.model.vendor, pf.model.vf_device, vf.pci)
-            _symlink(f"../{pf.pci}", d / "physfn")
-            _symlink(f"../{vf.pci}", pf_dir / f"virtfn{i}")
+            symlink(f"../{pf.pci}", d / "physfn")
+            symlink(f"../{vf.pci}", pf_dir / f"virtfn{i}")
             self._link_device(vf.pci)
             pf.vfs[i] = vf
             self.vf_owner[vf.pci] = (pf, vf)
@@ -308,8 +214,8 @@ class SimKernel:
         for i, vf in sorted(pf.vfs.items()):
             self._unbind(vf.pci)
             self.eswitch.on_vf_removed(pf, vf)
-            _unlink(pf_dir / f"virtfn{i}")
-            _unlink(self.root / "sys/bus/pci/devices" / vf.pci)
+            unlink(pf_dir / f"virtfn{i}")
+            unlink(self.root / "sys/bus/pci/devices" / vf.pci)
             shutil.rmtree(self.dev_dir(vf.pci), ignore_errors=True)
             self.vf_owner.pop(vf.pci, None)
             self.vf_configs.pop(vf.pci, None)
@@ -319,8 +225,8 @@ class SimKernel:
         """Hot-unplug: the PF and its VFs leave sysfs, its netdev leaves the namespace."""
         self._remove_vfs(pf)
         self._unbind(pf.pci)
-        _unlink(self.root / "sys/bus/pci/devices" / pf.pci)
-        _unlink(self.root / "sys/class/net" / pf.ifname)
+        unlink(self.root / "sys/bus/pci/devices" / pf.pci)
+        unlink(self.root / "sys/class/net" / pf.ifname)
         shutil.rmtree(self.dev_dir(pf.pci), ignore_errors=True)
         self.pfs.pop(pf.pci, None)
         if self.on_vanish is not None:
@@ -343,14 +249,14 @@ class SimKernel:
         if n == 0:
             self._remove_vfs(pf)
             pf.numvfs = 0
-            _write(path, "0")
+            write(path, "0")
             return
         if pf.numvfs:
             raise KernelError(errno.EBUSY, f"{pf.numvfs} VFs already enabled. Disable before enabling {n} VFs")
         if pf.faults.enomem:
             raise KernelError(errno.ENOMEM, "not enough MMIO resources for SR-IOV")
         pf.numvfs = n
-        _write(path, str(n))
+        write(path, str(n))
         if pf.faults.vf_delay > 0:
             def later() -> None:
                 with self.lock:
@@ -415,13 +321,13 @@ class SimKernel:
                     vf.override = name
                 else:
                     pf.override = name
-                _write(real, name or "(null)")
+                write(real, name or "(null)")
                 return 0.0
             if attr == "net" and len(parts) == 7 and parts[6] == "mtu" and vf is not None:
                 self._set_vf_mtu(pf, vf, value)
                 return 0.0
         # Any other attribute: stored as written.
-        _write(real, value)
+        write(real, value)
         return 0.0
 
     def _probe(self, pci: str) -> None:
@@ -455,7 +361,7 @@ class SimKernel:
         if not 68 <= mtu <= pf.model.max_mtu:
             raise KernelError(errno.EINVAL, f"mtu {mtu} outside 68..{pf.model.max_mtu}")
         vf.mtu = mtu
-        _write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "mtu", str(mtu))
+        write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "mtu", str(mtu))
 
     def _pf_vf(self, pf_pci: str, index: int) -> tuple[SimPf, SimVf]:
         pf = self.pfs.get(pf_pci)
@@ -474,7 +380,7 @@ class SimKernel:
                 raise KernelError(errno.EINVAL, f"invalid MAC {mac!r}")
             vf.admin_mac = mac.lower()
             if vf.driver in NETDEV_DRIVERS:
-                _write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "address", vf.admin_mac)
+                write(self.dev_dir(vf.pci) / "net" / self._vf_ifname(pf, vf) / "address", vf.admin_mac)
 
     def set_vf_guid(self, pf_pci: str, index: int, guid: str) -> None:
         """Like mlx5: the GUID is kept on the PF side and shows in the VF's IB device
@@ -485,7 +391,7 @@ class SimKernel:
             if len(parts) != 8 or not all(len(p) == 2 for p in parts):
                 raise KernelError(errno.EINVAL, f"invalid GUID {guid!r}")
             hexed = "".join(parts).lower()
-            _write(self.dev_dir(vf.pci) / "infiniband" / f"sim_ib{index}" / "node_guid",
+            write(self.dev_dir(vf.pci) / "infiniband" / f"sim_ib{index}" / "node_guid",
                    ":".join(hexed[i:i + 4] for i in range(0, 16, 4)))
 
     # --- fault injection -----------------------------------------------------------------------
@@ -497,7 +403,7 @@ class SimKernel:
             values = dict(values)
             garbage = values.pop("garbage_totalvfs", None)
             if garbage is not None:
-                _write(self.dev_dir(pf.pci) / "sriov_totalvfs", str(garbage))
+                write(self.dev_dir(pf.pci) / "sriov_totalvfs", str(garbage))
             for index, counters in (values.pop("vf_traffic", None) or {}).items():
                 # Traffic through a VF: bump its netdev's counters (what the NIC would count).
                 vf = pf.vfs.get(int(index))
@@ -506,7 +412,7 @@ class SimKernel:
                     raise KernelError(errno.ENODEV, f"VF {index} of {pf_pci} has no netdev")
                 for counter, delta in counters.items():
                     path = net / counter
-                    _write(path, str(int(path.read_text()) + int(delta)))
+                    write(path, str(int(path.read_text()) + int(delta)))
             if values.pop("drop_pf_driver", False):
                 self._unbind(pf.pci)
             if values.pop("vanish_now", False):

@@ -1,0 +1,5 @@
+"""`python -m sriovop.sim serve ...` (sim/cli.py)."""
+
+from sriovop.sim.cli import cli
+
+cli()
