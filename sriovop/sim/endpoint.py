@@ -29,7 +29,7 @@ def is_simulated_tree(root: str | Path) -> bool:
 def write_endpoint(root: Path, socket: str, netns: str) -> None:
     """Atomically: a reader never sees half a file."""
     path = endpoint_path(root)
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(SIM_ENDPOINT_FILE + ".tmp")
     tmp.write_text(json.dumps({"socket": socket, "netns": netns, "root": str(Path(root).resolve())}))
     os.replace(tmp, path)

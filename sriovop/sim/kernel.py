@@ -34,7 +34,7 @@ log = structlog.get_logger("sriovop.sim")
 class SimKernel:
     """Thread-safe: every operation holds one lock, like the device lock the kernel takes."""
 
-    def __init__(self, root: Path, netlink_factory: Any = None) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = Path(root)
         #: Shared with the eSwitch; `pfs` and `vf_owner` are its tables (the same dicts).
         self.devices = DeviceTable(self.root)

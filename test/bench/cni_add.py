@@ -26,9 +26,9 @@ import benchlib
 from benchlib import Figure, Stat
 from pyroute2 import IPRoute, netns
 
-from sriovop.cni.sim_vfkernel import wire_vf_netdevs
 from sriovop.devcluster.images.cni_shim import shim_binary
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
+from sriovop.sim.vf_netdevs import wire_vf_netdevs
 
 TARGET = 1.5
 CNI_DIRS = ("/usr/lib/cni", "/opt/cni/bin")

@@ -26,9 +26,9 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.devcluster import ControlPlane
 from sriovop.host import Applier, Host
-from sriovop.host.sim import SimHost
 from sriovop.logsetup import configure_logging
 from sriovop.runtime.controller import Request
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import client_for, pf_spec, prepare_cluster, running_daemon, wait_for, wait_sync
 from test.support.host_sim import FAST
 from test.support.kube import apply_crds, create_namespace
@@ -55,7 +55,7 @@ def main() -> int:
         floors: list[float] = []
 
         def floor_run(i: int) -> None:
-            with SimHost(root / f"floor{i}", nics) as sim, Host(sim.root) as host:
+            with SimHost(root / f"floor{i}", nics) as sim, Host(sim.root, kernel=sim.access) as host:
                 spec = spec_for(sim, args.vfs)
                 host.discover()  # as the daemon has, before its spec arrives (netlink socket, caches)
                 t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """The config daemon at rest: API requests, writes, memory and CPU of a configured node where nothing changes.
 
 What it measures: a real `sriovop config-daemon` process (default flags) on a simulated SR-IOV host
-(two Intel XXV710 ports, network namespaces and veths: sriovop/host/sim.py), its NodeState created
+(two Intel XXV710 ports, network namespaces and veths: sriovop/sim), its NodeState created
 as the operator would. After its first sync (Succeeded) and a short settling time, a window of W
 seconds (600 in a full run, 30 with --quick) in which nothing changes. Requests are counted by
 kube-apiserver itself, from its audit log (level Metadata): `apiserver_request_total` has no user or
@@ -71,7 +71,7 @@ def main() -> None:
     started_machine = benchlib.machine()
     from sriovop.api.v1 import consts
     from sriovop.devcluster import ControlPlane
-    from sriovop.host.sim import SimHost
+    from sriovop.sim.host import SimHost
     from test.support.daemon_harness import client_for, prepare_cluster, wait_sync
     from test.support.kube import apply_crds, create_namespace
 
@@ -92,7 +92,8 @@ def main() -> None:
             t_start = time.time()
             proc = subprocess.Popen(
                 [sys.executable, "-m", "sriovop.cli", "config-daemon", "--node-name", NODE, "--host-root",
-                 str(sim.root), "--kubeconfig", str(kubeconfig), "--namespace", NS, "--log-format", "json"],
+                 str(sim.root), "--simulated-host", "--kubeconfig", str(kubeconfig), "--namespace", NS,
+                 "--log-format", "json"],
                 env={**os.environ, "NAMESPACE": NS}, stdout=log, stderr=subprocess.STDOUT, cwd=benchlib.REPO)
             try:
                 wait_sync(client, NS, NODE, consts.SYNC_STATUS_SUCCEEDED, timeout=300)

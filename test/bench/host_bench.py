@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from sriovop.host import Applier, ApplyOptions, Host
-from sriovop.host.sim import SimHost
 from sriovop.logsetup import configure_logging
+from sriovop.sim.host import SimHost
 
 PFS_CARDS = ["xxv710"] * 4  # 4 dual-port cards = 8 PFs, 64 VFs each
 VFS = 64
@@ -82,8 +82,8 @@ def main() -> None:
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     tmp = Path(tempfile.mkdtemp(prefix="sriovop-host-bench-", dir=shm))
     try:
-        with SimHost(tmp / "host", PFS_CARDS) as _sim:
-            host = Host(tmp / "host")
+        with SimHost(tmp / "host", PFS_CARDS) as sim:
+            host = Host(sim.root, kernel=sim.access)
             status = host.init()
             pfs = [i for i in status if "totalvfs" in i]
             assert len(pfs) == 8

@@ -16,10 +16,11 @@ from pyroute2 import IPRoute, netns
 
 from sriovop.cni.plugin import sriov_handler
 from sriovop.cni.server import CniRequest, CniResponse, Handler, ServerOptions
-from sriovop.cni.sim_vfkernel import SimVfKernel, wire_vf_netdevs
-from sriovop.host.kernelio import SimKernelIO
 from sriovop.host.paths import HostPaths
-from sriovop.host.sim import SimHost
+from sriovop.sim.client import SimKernelIO
+from sriovop.sim.host import SimHost
+from sriovop.sim.vf_netdevs import wire_vf_netdevs
+from sriovop.sim.vfkernel import SimVfKernel
 
 HOST_LOCAL = ("/usr/lib/cni", "/opt/cni/bin")
 

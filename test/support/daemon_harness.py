@@ -32,6 +32,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import Conflict, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
+from sriovop.sim.access import SimKernelAccess
 from test.support.host_sim import FAST
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,8 +123,9 @@ def settings(namespace: str, node: str, root: Path, **overrides: Any) -> DaemonS
 @contextmanager
 def running_daemon(kubeconfig: Path, namespace: str, node: str, root: Path, *, client: Client | None = None,
                    **overrides: Any) -> Iterator[Daemon]:
+    """The daemon in this process against the simulated host at `root` (as the hollow nodes run it)."""
     daemon = Daemon(settings(namespace, node, root, **overrides), client or client_for(kubeconfig),
-                    registry=CollectorRegistry())
+                    registry=CollectorRegistry(), kernel=SimKernelAccess(root))
     stop = threading.Event()
     errors: list[BaseException] = []
 
@@ -153,14 +155,15 @@ def free_port() -> int:
 
 
 class DaemonProcess:
-    """`sriovop config-daemon` as a child process, logs captured in a file."""
+    """`sriovop config-daemon --simulated-host` as a child process against the simulated host at `root`,
+    logs captured in a file."""
 
     def __init__(self, kubeconfig: Path, namespace: str, node: str, root: Path, log_path: Path, *,
                  crash_at: str | None = None, extra_args: list[str] | None = None,
                  env: dict[str, str] | None = None) -> None:
         args = [sys.executable, "-m", "sriovop.cli", "config-daemon", "--node-name", node,
-                "--namespace", namespace, "--host-root", str(root), "--kubeconfig", str(kubeconfig),
-                "--log-format", "console",
+                "--namespace", namespace, "--host-root", str(root), "--simulated-host",
+                "--kubeconfig", str(kubeconfig), "--log-format", "console",
                 "--requeue-after", str(FAST_TIMINGS["requeue_after"]),
                 "--retry-base-delay", str(FAST_TIMINGS["retry_base_delay"]),
                 "--retry-max-delay", str(FAST_TIMINGS["retry_max_delay"]),

@@ -15,13 +15,14 @@ import sys
 from sriovop.host import Applier, ApplyError, Host
 from sriovop.host.steps import crash_hook_from_env
 from sriovop.logsetup import configure_logging
+from sriovop.sim.access import SimKernelAccess
 from test.support.host_sim import FAST
 
 
 def main(argv: list[str]) -> int:
     configure_logging("info", "console")  # logs to stderr; stdout carries the result
     root, spec = argv[0], json.loads(argv[1])
-    with Host(root) as host:
+    with Host(root, kernel=SimKernelAccess(root)) as host:
         status = host.init()
         try:
             result = Applier(host, hook=crash_hook_from_env(), options=FAST).apply(spec, status)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sriovop.host import Applier, ApplyOptions, Host
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
 
 #: Short waits so failure paths (timeouts, retries) stay quick in tests.
 FAST = ApplyOptions(write_timeout=10, vf_wait_timeout=3, vf_poll_interval=0.02, netdev_wait_timeout=0.5,
@@ -25,7 +25,7 @@ _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 @contextmanager
 def sim_host(tmp_path: Path, nics: list[str], **kwargs: Any) -> Iterator[tuple[SimHost, Host]]:
     sim = SimHost(tmp_path / "host", nics, **kwargs).start()
-    host = Host(sim.root)
+    host = Host(sim.root, kernel=sim.access)
     try:
         yield sim, host
     finally:
@@ -61,7 +61,7 @@ REPO = Path(__file__).resolve().parents[2]
 def sim_process(root: Path, nics: list[str], *extra_args: str) -> Iterator[dict[str, Any]]:
     """The simulator in its own process (it outlives daemons the test kills). Yields its description:
     {"root", "netns", "socket", "pfs": [{"pciAddress", "name", "model", "totalvfs"}]}."""
-    cmd = [sys.executable, "-m", "sriovop.host.sim", "serve", "--root", str(root)]
+    cmd = [sys.executable, "-m", "sriovop.sim", "serve", "--root", str(root)]
     for nic in nics:
         cmd += ["--nic", nic]
     proc = subprocess.Popen([*cmd, *extra_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -84,8 +84,8 @@ class Installed:
 
 @contextmanager
 def _simulated_host(root: Path) -> Iterator[subprocess.Popen[str]]:
-    """`python -m sriovop.host.sim serve` until the context ends; ready once it prints its JSON line."""
-    proc = subprocess.Popen([sys.executable, "-m", "sriovop.host.sim", "serve", "--root", str(root),
+    """`python -m sriovop.sim serve` until the context ends; ready once it prints its JSON line."""
+    proc = subprocess.Popen([sys.executable, "-m", "sriovop.sim", "serve", "--root", str(root),
                              "--nic", "xxv710:1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert proc.stdout is not None

@@ -11,7 +11,7 @@ from typing import Any
 
 from sriovop.host import Host
 from sriovop.host.openstack import PREMOUNTED_DIR
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
 
 NET_A = "3f1c2ad0-7bb4-4e4b-9d41-6a1e2c0f0a01"
 NET_B = "8d7e6f54-1b2c-4d3e-8f9a-0b1c2d3e4f50"
@@ -33,7 +33,7 @@ def metadata(nics: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]
 @contextmanager
 def vm_like_host(tmp_path: Path) -> Iterator[tuple[SimHost, list[dict[str, Any]]]]:
     with SimHost(tmp_path / "host", ["virtio:1", "82576:1", "xxv710:1"]) as sim:
-        with Host(sim.root) as bare:
+        with Host(sim.root, kernel=sim.access) as bare:
             nics = all_nics(bare)
         yield sim, nics
 

@@ -1,5 +1,5 @@
 """A small cluster for `sriovop plan`/`explain` tests: the operator's node-policy and drain controllers
-and three config daemons on simulated SR-IOV hosts (sriovop.host.sim), in one namespace.
+and three config daemons on simulated SR-IOV hosts (sriovop.sim), in one namespace.
 
 n-a and n-b: an XXV710 (ens1f0, ens1f1) and an 82576 (ens2f0), IOMMU kernel arguments set; n-c: an E810
 (ens1f0, ens1f1) and an 82576, no IOMMU arguments (vfio-pci needs a reboot there).
@@ -27,11 +27,11 @@ from sriovop.controllers.node_policy_desired import normalized
 from sriovop.daemon.generation import AppliedGeneration
 from sriovop.host.decision import HOST_FACTS_ANNOTATION
 from sriovop.host.paths import HostPaths
-from sriovop.host.sim import SimHost
-from sriovop.host.sim_ovs import SimOvsdb
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import ApiError, Conflict, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
+from sriovop.sim.host import SimHost
+from sriovop.sim.ovs import SimOvsdb
 from test.support.controllers_harness import node_policy_controller, policy_status_controller
 from test.support.daemon_harness import client_for, running_daemon, wait_for
 from test.support.kube import create_namespace, delete_namespace
@@ -138,7 +138,7 @@ def plan_cluster(kubeconfig: Path, tmp: Path, *, hosts: Mapping[str, tuple[list[
                  feature_gates: Mapping[str, bool] | None = None, ovs: bool = False,
                  group: Mapping[str, str] = ALL, **daemon_settings: Any) -> Iterator[Cluster]:
     """The operator's node-policy, drain and policy-status controllers and one config daemon per
-    simulated host (with `ovs`, each host gets an OVSDB, sriovop.host.sim_ovs; `daemon_settings`
+    simulated host (with `ovs`, each host gets an OVSDB, sriovop.sim.ovs; `daemon_settings`
     override the daemons' DaemonSettings). `group`: the labels of these nodes only, the operator's
     configDaemonNodeSelector (two clusters of this kind share a control plane with distinct groups)."""
     namespace = f"plan-{uuid.uuid4().hex[:6]}"

@@ -1,7 +1,7 @@
 """A rollout across a hollow fleet, as users run one: two pools, one policy change that needs a drain
 on every node, an independent watcher, and the faults users meet halfway through.
 
-Host: simulated (sriovop.host.sim), one per hollow node; no kubelet runs (the drains evict nothing).
+Host: simulated (sriovop.sim), one per hollow node; no kubelet runs (the drains evict nothing).
 Shared by test/bench/rollout.py and test/integration/hollow/.
 
 ```

@@ -77,7 +77,8 @@ def test_device_plugin_with_a_real_kubelet(cluster_nodes: ClusterNodes, kube: Cl
         config.write_text(json.dumps({"resourceList": [{"resourceName": name,
                                                         "selectors": [{"pfNames": [pf["name"]]}]}]}))
         with device_plugin(log, f"--config-file={config}", f"--resource-prefix={PREFIX}",
-                           f"--host-root={sim.root}", f"--plugin-registry-dir={kubelet_root / 'plugins_registry'}",
+                           f"--host-root={sim.root}", "--simulated-host",
+                           f"--plugin-registry-dir={kubelet_root / 'plugins_registry'}",
                            f"--devinfo-dir={devinfo}", "--watch-interval=1", "--health-interval=1"):
             started = time.monotonic()
             wait_for(lambda: _allocatable(kube, resource) == "4", timeout=120, what=f"{resource}: 4 allocatable")
@@ -115,7 +116,7 @@ def test_device_plugin_with_a_real_kubelet(cluster_nodes: ClusterNodes, kube: Cl
             assert running_pod(kube, node_namespace, "vf-user"), "the kubelet restart must not end the pod"
 
             # The PF's link goes down: every VF Unhealthy, allocatable 0 (capacity stays); back up: 4 again.
-            netns = str((host.paths.sim_info() or {})["netns"])
+            netns = sim.netns
             with Netlink(netns) as nl:
                 nl.set_down(pf["name"])
                 down = time.monotonic()

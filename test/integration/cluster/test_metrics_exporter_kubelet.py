@@ -72,7 +72,8 @@ def test_pod_holding_a_vf_is_exported_from_the_real_kubelet(
             port = free_port()
             exporter = subprocess.Popen(
                 [*SRIOVOP, "metrics-exporter", f"--web.listen-address=127.0.0.1:{port}",
-                 f"--path.sysbuspci={sim.root}/sys/bus/pci/devices", f"--path.kubeletsocket={socket}",
+                 f"--path.sysbuspci={sim.root}/sys/bus/pci/devices", "--simulated-host",
+                 f"--path.kubeletsocket={socket}",
                  "--collector.kubepoddevice=true", "--log-format=console"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             try:

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from pyroute2 import IPRoute, netns
 
-from sriovop.cni.sim_vfkernel import wire_vf_netdevs
 from sriovop.devcluster.images.cni_shim import shim_binary
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
+from sriovop.sim.vf_netdevs import wire_vf_netdevs
 from test.support.cni_sim import cni_path, create_vfs
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sriovop.cni.ib_sriov import ib_sriov_handler
 from sriovop.cni.server import CniRequest, CniResponse, ServerOptions
-from sriovop.cni.sim_vfkernel import SimVfKernel
+from sriovop.sim.vfkernel import SimVfKernel
 from test.support.cni_sim import CniSim, cni_sim
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyroute2 import netns
 
-from sriovop.cni.sim_vfkernel import kill_netns
+from sriovop.sim.vf_netdevs import kill_netns
 from test.support.cni_sim import cni_sim
 
 CYCLES = 100

@@ -1,6 +1,6 @@
 """The `sriov` CNI plugin (ADD / DEL / CHECK / VERSION) on the simulated host.
 
-Host: the simulated SR-IOV host (sriovop.host.sim). The PF side of each VF (IFLA_VF_* attributes) is
+Host: the simulated SR-IOV host (sriovop.sim). The PF side of each VF (IFLA_VF_* attributes) is
 answered by the simulator; each VF netdev is a real link in the simulator's network namespace, so the
 move into a real pod namespace, the rename, MAC, MTU, up and the IPAM addresses are real netlink. IPAM
 is the real host-local plugin.
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pyroute2 import IPRoute
 
-from sriovop.cni.sim_vfkernel import kill_netns
+from sriovop.sim.vf_netdevs import kill_netns
 from test.support.cni_sim import CniSim, cni_path, cni_sim
 
 DEFAULT_VF = {"vlan": 0, "vlan_qos": 0, "vlan_proto": "802.1q", "spoofchk": True, "trust": False,

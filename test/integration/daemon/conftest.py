@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
 
 #: The simulated kernel command line: IOMMU on, so vfio-pci groups need no reboot.
 IOMMU_CMDLINE = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet intel_iommu=on iommu=pt"

@@ -10,7 +10,7 @@ import pytest
 
 from sriovop.api.v1 import consts
 from sriovop.devcluster import ControlPlane, process
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     DaemonProcess,
     annotation,

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from sriovop.api.v1 import consts
-from sriovop.host.sim import SimHost
 from sriovop.runtime.kinds import EVENT, NODE
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     annotation,
     assert_host_matches,

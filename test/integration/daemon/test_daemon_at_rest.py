@@ -16,9 +16,9 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.daemon.app import CONTROLLER_NAME, Daemon
 from sriovop.daemon.settings import DEFAULT_REQUEUE_AFTER
-from sriovop.host.sim import SimHost
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD
+from sriovop.sim.host import SimHost
 from test.support.daemon_deviceplugin import device_plugin_pod
 from test.support.daemon_harness import (
     annotation,

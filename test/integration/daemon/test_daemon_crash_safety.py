@@ -12,7 +12,7 @@ from sriovop.api.v1 import consts
 from sriovop.host import steps as S
 from sriovop.host.paths import HostPaths
 from sriovop.host.records import PfRecords
-from sriovop.host.sim import SimHost
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     DaemonProcess,
     assert_host_matches,

@@ -13,9 +13,9 @@ import pytest
 
 from sriovop.api.v1 import consts
 from sriovop.devcluster import ControlPlane
-from sriovop.host.sim import SimHost
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD, ROLE, ROLE_BINDING
+from sriovop.sim.host import SimHost
 from test.support.daemon_deviceplugin import FakeDevicePluginSet, device_plugin_pod, wait_for_config_process
 from test.support.daemon_harness import (
     annotation,

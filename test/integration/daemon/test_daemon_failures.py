@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sriovop.api.v1 import consts
 from sriovop.daemon.app import Daemon
-from sriovop.host.sim import SimHost
 from sriovop.runtime.kinds import EVENT
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     client_for,
     get_state,

@@ -6,8 +6,8 @@ import urllib.request
 from pathlib import Path
 
 from sriovop.api.v1 import consts
-from sriovop.host.sim import SimHost
 from sriovop.host.vfmetrics import iter_series
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     DaemonProcess,
     client_for,

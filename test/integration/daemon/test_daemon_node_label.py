@@ -7,9 +7,9 @@ from pathlib import Path
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.daemon.nodelabel import FG_LABEL_SRIOV_CAPABLE_NODES, SRIOV_CAPABLE_LABEL
-from sriovop.host.sim import SimHost
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import client_for, prepare_cluster, running_daemon, wait_for, wait_sync
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
-from sriovop.host.sim import SimHost
 from sriovop.runtime.kinds import EVENT, NODE
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     annotation,
     client_for,

@@ -11,9 +11,9 @@ from typing import Any
 
 from sriovop.api.v1 import consts
 from sriovop.daemon.rebootguard import FILE_NAME
-from sriovop.host.sim import SimHost
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import EVENT
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     annotation,
     client_for,

@@ -9,8 +9,8 @@ from sriovop.api.v1 import consts
 from sriovop.daemon.app import CONTROLLER_NAME, Daemon
 from sriovop.daemon.generation import AppliedGeneration
 from sriovop.host.paths import HostPaths
-from sriovop.host.sim import SimHost
 from sriovop.runtime.kinds import NODE
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     annotation,
     client_for,

@@ -14,9 +14,9 @@ import pytest
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
-from sriovop.host.sim import SimHost
-from sriovop.host.sim_ovs import SimOvsdb
 from sriovop.runtime.kinds import NODE
+from sriovop.sim.host import SimHost
+from sriovop.sim.ovs import SimOvsdb
 from test.support.controllers_harness import node_policy_controller
 from test.support.daemon_harness import client_for, get_state, prepare_cluster, running_daemon, wait_for
 from test.support.host_sim import FAST

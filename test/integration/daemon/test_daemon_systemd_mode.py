@@ -18,7 +18,6 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.supportednics import default_supported_nics
 from sriovop.daemon.systemd_service import run_phase
 from sriovop.host.paths import HostPaths
-from sriovop.host.sim import SimHost
 from sriovop.host.sysfs import link_basename
 from sriovop.host.systemd_files import (
     CONFIG_REL,
@@ -28,6 +27,7 @@ from sriovop.host.systemd_files import (
     RESULT_REL,
     SystemdFiles,
 )
+from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     annotation,
     client_for,
@@ -48,8 +48,8 @@ def run_service(root: Path, phase: str) -> subprocess.CompletedProcess[str]:
     the packages the daemon installed under /var/lib/sriov/python, not this test's virtualenv."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(root / LIBDIR_REL)}
     return subprocess.run([HOST_PYTHON, "-m", "sriovop.cli", "config-daemon", "service", "--phase", phase,
-                           "--host-root", str(root)], capture_output=True, text=True, env=env, timeout=300,
-                          cwd="/")
+                           "--host-root", str(root), "--simulated-host"], capture_output=True, text=True, env=env,
+                          timeout=300, cwd="/")
 
 
 def result(root: Path) -> dict:
@@ -88,7 +88,7 @@ def test_post_phase_without_a_successful_pre_phase_fails(tmp_path: Path) -> None
     with SimHost(tmp_path / "host", ["xxv710:1"]) as sim:
         files = SystemdFiles(HostPaths.at(sim.root))
         files.write_supported_nics(default_supported_nics())
-        out = run_phase("post", sim.root)
+        out = run_phase("post", sim.root, kernel=sim.access)
         assert out.sync_status == consts.SYNC_STATUS_FAILED
         assert out.last_sync_error == "post: unexpected result of the pre phase: missing, syncError: "
         assert result(sim.root) == {"syncStatus": "Failed", "lastSyncError": out.last_sync_error}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
-from sriovop.host.sim import SimHost
 from sriovop.runtime.kinds import EVENT, NODE
+from sriovop.sim.host import SimHost
 from test.support.controllers_harness import node_policy_controller
 from test.support.daemon_harness import (
     annotation,

@@ -43,7 +43,7 @@ def sim_vfs(tmp_path: Path) -> Iterator[tuple[Path, str, str, list[str]]]:
         applier(host).apply([{"pciAddress": pf["pciAddress"], "name": pf["name"], "numVfs": 4,
                               "vfGroups": [{"deviceType": "netdevice", "vfRange": "0-3"}]}])
         vfs = [v["pciAddress"] for v in host.discover()[0]["Vfs"]]
-        yield sim.root, str((host.paths.sim_info() or {})["netns"]), pf["name"], vfs
+        yield sim.root, sim.netns, pf["name"], vfs
 
 
 def test_device_plugin_on_the_simulated_host(sim_vfs: tuple[Path, str, str, list[str]], tmp_path: Path) -> None:
@@ -56,6 +56,7 @@ def test_device_plugin_on_the_simulated_host(sim_vfs: tuple[Path, str, str, list
     streams: list[Stream] = []
     try:
         with device_plugin(log, f"--config-file={config}", "--resource-prefix=sim.io", f"--host-root={root}",
+                           "--simulated-host",
                            f"--device-plugin-dir={dp_dir}", f"--devinfo-dir={devinfo}", "--watch-interval=0.3",
                            "--health-interval=0.3") as proc:
             wait_for(lambda: kubelet.registered(), timeout=60, what="the plugin's Register")

@@ -24,7 +24,8 @@ def test_vf_series_and_the_pod_holding_each_vf(tmp_path: Path) -> None:
         pods = [PodResources("web-0", "apps", (ContainerResources("nginx", (
             ContainerDevices("openshift.io/intel_vfs", (vfs[1], "not-a-pci-id")),
             ContainerDevices("example.com/gpu", ("GPU-0",)))),))]
-        collector = ExporterCollector(host.paths, kubelet_socket=Path("/unused"), list_pods=lambda _s: pods)
+        collector = ExporterCollector(host.paths, kubelet_socket=Path("/unused"), list_pods=lambda _s: pods,
+                                      netns=sim.access.netns)
         series = list(iter_series(collector.render()))
         collector.close()
     rx = {labels["vf"]: (labels, value) for name, labels, value in series if name == "sriov_vf_rx_bytes"}
@@ -42,11 +43,12 @@ def test_kubelet_unreachable_is_a_value_not_missing_series(tmp_path: Path) -> No
     def failing(_socket: Path) -> list[PodResources]:
         raise KubeletApiError(_socket, "/v1.PodResourcesLister/List", "UNAVAILABLE", "cannot connect")
 
-    with sim_host(tmp_path, ["82576:1"]) as (_sim, host):
+    with sim_host(tmp_path, ["82576:1"]) as (sim, host):
         pf = host.discover()[0]
         applier(host).apply([{"pciAddress": pf["pciAddress"], "name": pf["name"], "numVfs": 1}])
         (host.paths.device(pf["pciAddress"]) / "numa_node").write_text("-1\n")
-        collector = ExporterCollector(host.paths, kubelet_socket=Path("/unused"), list_pods=failing)
+        collector = ExporterCollector(host.paths, kubelet_socket=Path("/unused"), list_pods=failing,
+                                      netns=sim.access.netns)
         series = list(iter_series(collector.render()))
         collector.close()
     assert [v for n, _l, v in series if n == UP_METRIC] == [0]

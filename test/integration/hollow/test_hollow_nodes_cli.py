@@ -1,7 +1,7 @@
 """`sriovop dev hollow-nodes` registers its Nodes, runs a real daemon per node on its own simulated
 host, and leaves nothing behind on Ctrl-C or on `--stop` after its supervisor was SIGKILLed.
 
-Host: simulated (one sriovop.host.sim per hollow node, in the fleet's worker processes); the shared
+Host: simulated (one sriovop.sim host per hollow node, in the fleet's worker processes); the shared
 kube-apiserver; no operator (the test writes each node's NodeState itself, as the operator would).
 """
 
@@ -26,10 +26,10 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap
 from sriovop.devcluster import process
 from sriovop.hollow.fleet import FLEET_LABEL, MODELS, HollowNode
-from sriovop.host.sim_models import MODELS as SIM_MODELS
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
+from sriovop.sim.models import MODELS as SIM_MODELS
 
 COUNT = 6
 

@@ -3,7 +3,7 @@
 landing mid-rollout. Each ends with every NodeState Succeeded at the new numVfs and nothing cordoned,
 and an independent watcher never sees a pool over its maxUnavailable.
 
-Host: simulated (one sriovop.host.sim per hollow node; each apply takes about 1 s of VF creation);
+Host: simulated (one sriovop.sim host per hollow node; each apply takes about 1 s of VF creation);
 a private kube-apiserver; two real operator processes with leader election; no kubelet.
 The tests share one fleet and run in file order; the node deletion goes last (it shrinks the fleet).
 The other faults (kube-apiserver restarted, daemons killed, the policy changed again halfway) run in

@@ -184,7 +184,7 @@ def test_enomem_on_numvfs_asks_for_pci_realloc(tmp_path: Path) -> None:
         assert PCI_REALLOC in str(e.value)
         assert host.kargs.missing(needs_vfio=False) == [PCI_REALLOC]
         # Survives a daemon restart: a fresh Host over the same root still wants it.
-        again = Host(sim.root)
+        again = Host(sim.root, kernel=sim.access)
         try:
             assert again.kargs.missing(needs_vfio=False) == [PCI_REALLOC]
         finally:
@@ -281,7 +281,7 @@ def test_reboot_resets_kernel_state_keeps_operator_state(tmp_path: Path) -> None
         host.close()
         assert host.kargs.missing(needs_vfio=True) == ["intel_iommu=on", "iommu=pt"]
         sim.reboot(add_kernel_args=["intel_iommu=on", "iommu=pt"])
-        after = Host(sim.root)
+        after = Host(sim.root, kernel=sim.access)
         try:
             st = after.discover()[0]
             assert "numVfs" not in st and st["linkAdminState"] == "down"
@@ -299,7 +299,7 @@ def test_simulated_root_without_running_simulator_is_refused(tmp_path: Path) -> 
     from sriovop.host import DiscoveryError
 
     with pytest.raises(DiscoveryError, match="simulator is not running"):
-        Host(sim.root)
+        Host(sim.root, kernel=sim.access)
 
 
 @pytest.mark.parametrize("parallel", [False, True])

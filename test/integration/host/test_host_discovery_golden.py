@@ -72,8 +72,8 @@ def test_status_shape_uses_upstream_json_names(tmp_path: Path) -> None:
 def test_unsupported_models_are_skipped_unless_dev_mode(tmp_path: Path) -> None:
     only_intel = SupportedNics.from_configmap_data({"xxv710": "8086 158b 154c"})
     with sim_host(tmp_path, ["xxv710:1", "cx6dx:1"]) as (sim, _host):
-        strict = Host(sim.root, supported=only_intel)
-        dev = Host(sim.root, supported=only_intel, dev_mode=True)
+        strict = Host(sim.root, kernel=sim.access, supported=only_intel)
+        dev = Host(sim.root, kernel=sim.access, supported=only_intel, dev_mode=True)
         try:
             assert [i["deviceID"] for i in strict.discover()] == ["158b"]
             assert [i["deviceID"] for i in dev.discover()] == ["158b", "101d"]

@@ -1,4 +1,4 @@
-"""Kernel arguments, modules and the RDMA netns mode on the simulated SR-IOV host (sim_system.py: modules
+"""Kernel arguments, modules and the RDMA netns mode on the simulated SR-IOV host (sriovop/sim/system.py: modules
 appear under sys/module when loaded, the boot loader reads the boot configuration at sim.reboot())."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_a_module_that_cannot_be_loaded_fails_the_pf_naming_it(tmp_path: Path) -
 
 def test_tun_and_vhost_net_are_loaded_when_the_daemon_opens_the_host(tmp_path: Path) -> None:
     with sim_host(tmp_path, ["xxv710:1"], unavailable_modules=["vhost_net"]) as (sim, _host):
-        ref = HostRef(sim.root)
+        ref = HostRef(sim.root, kernel=sim.access)
         try:
             host = ref.get()
             assert host.paths.sys_module("tun").is_dir()
@@ -85,7 +85,7 @@ def test_vfio_kernel_args_are_written_to_the_bls_entry_and_reach_cmdline_after_r
         assert bls_options(entry.read_text()).split()[-2:] == IOMMU
         assert plugin.missing_kernel_args(_state(host, spec)) == IOMMU
         sim.reboot()  # the boot loader passes the entry's options to the new kernel
-        host = Host(sim.root)
+        host = Host(sim.root, kernel=sim.access)
         try:
             assert set(IOMMU) <= host.kargs.current()
             plugin = GenericPlugin(host, options=FAST)
@@ -155,7 +155,7 @@ def test_rdma_mode_needs_a_reboot_while_other_namespaces_exist(tmp_path: Path) -
         assert plugin.on_node_state_change(ns) == Decision(True, True)
         assert plugin.missing_kernel_args(ns) == ["ib_core.netns_mode=0"]
         sim.reboot()
-        host2 = Host(sim.root)
+        host2 = Host(sim.root, kernel=sim.access)
         try:
             assert host2.io.rdma_netns_mode() == "exclusive", "ib_core.netns_mode=0 from the command line"
             assert GenericPlugin(host2, options=FAST).on_node_state_change(
@@ -166,7 +166,7 @@ def test_rdma_mode_needs_a_reboot_while_other_namespaces_exist(tmp_path: Path) -
         entry = host.kargs.boot.bls_entries()[0]
         entry.write_text(entry.read_text().replace(" ib_core.netns_mode=0", ""))
         sim.reboot()
-        host3 = Host(sim.root)
+        host3 = Host(sim.root, kernel=sim.access)
         try:
             assert "ib_core.netns_mode=0" not in host3.kargs.current()
             assert host3.io.rdma_netns_mode() == "exclusive"

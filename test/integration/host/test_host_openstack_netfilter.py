@@ -37,13 +37,13 @@ def _check(interfaces: list[dict[str, Any]], nics: list[dict[str, Any]]) -> None
 def test_mounted_config_drive(tmp_path: Path) -> None:
     with vm_like_host(tmp_path) as (sim, nics):
         base = write_mounted_config_drive(sim.root, *metadata(nics))
-        with Host(sim.root, platform="openstack") as host:
+        with Host(sim.root, kernel=sim.access, platform="openstack") as host:
             interfaces = host.init()
         _check(interfaces, nics)
         # After the first start the checkpoint answers: the metadata is not needed again.
         for f in base.iterdir():
             f.unlink()
-        with Host(sim.root, platform="openstack") as host:
+        with Host(sim.root, kernel=sim.access, platform="openstack") as host:
             _check(host.discover(), nics)
 
 
@@ -61,7 +61,7 @@ def test_config_drive_filesystem_is_mounted_read_and_unmounted(tmp_path: Path) -
         label = sim.root / "dev/disk/by-label/config-2"
         label.parent.mkdir(parents=True)
         label.symlink_to(image)
-        with Host(sim.root, platform="openstack") as host:
+        with Host(sim.root, kernel=sim.access, platform="openstack") as host:
             _check(host.discover(), nics)
     assert "sriov-configdrive" not in Path("/proc/mounts").read_text()
 
@@ -92,19 +92,20 @@ def metadata_service(meta: dict[str, Any], net: dict[str, Any]) -> Iterator[str]
 
 def test_metadata_service(tmp_path: Path) -> None:
     with vm_like_host(tmp_path) as (sim, nics), metadata_service(*metadata(nics)) as url:
-        paths_host = Host(sim.root)
+        paths_host = Host(sim.root, kernel=sim.access)
         source = OpenStackMetadata(paths_host.paths, metadata_url=url)
         paths_host.close()
-        with Host(sim.root, platform="openstack", openstack=source) as host:
+        with Host(sim.root, kernel=sim.access, platform="openstack", openstack=source) as host:
             _check(host.discover(), nics)
 
 
 def test_no_source_is_a_discovery_error_naming_each(tmp_path: Path) -> None:
     with vm_like_host(tmp_path) as (sim, _nics):
-        plain = Host(sim.root)
+        plain = Host(sim.root, kernel=sim.access)
         source = OpenStackMetadata(plain.paths, metadata_url="http://127.0.0.1:9", attempts=1)
         plain.close()
-        with Host(sim.root, platform="openstack", openstack=source) as host, pytest.raises(DiscoveryError) as info:
+        with (Host(sim.root, kernel=sim.access, platform="openstack", openstack=source) as host,
+              pytest.raises(DiscoveryError) as info):
             host.discover()
     assert "no OpenStack metadata" in str(info.value) and "service:" in str(info.value)
     assert "127.0.0.1:9" in str(info.value) or "Connection refused" in str(info.value)

@@ -15,7 +15,7 @@ from sriovop.host import ApplyError, Host
 from sriovop.host import steps as S
 from sriovop.host.ovs import OvsBridges
 from sriovop.host.plugins import GenericPlugin
-from sriovop.host.sim_ovs import SimOvsdb
+from sriovop.sim.ovs import SimOvsdb
 from test.support.host_sim import FAST, sim_host
 
 MANAGED = replace(FAST, manage_software_bridges=True)

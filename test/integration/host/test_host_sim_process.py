@@ -18,7 +18,8 @@ import pytest
 
 from sriovop.host import Host
 from sriovop.host import steps as S
-from sriovop.host.sim import SimControl
+from sriovop.sim.access import SimKernelAccess
+from sriovop.sim.control import SimControl
 from test.support.host_sim import pf_status, sim_process
 
 REPO = Path(__file__).resolve().parents[3]
@@ -56,7 +57,7 @@ def full_spec(desc: dict) -> list[dict]:
 
 
 def assert_converged(root: Path, spec: list[dict]) -> None:
-    with Host(root) as host:
+    with Host(root, kernel=SimKernelAccess(root)) as host:
         st = pf_status(host, spec[0]["pciAddress"])
         assert st["numVfs"] == 4 and st["mtu"] == 9000 and st["linkAdminState"] == "up"
         assert [v["driver"] for v in st["Vfs"]] == ["iavf", "iavf", "vfio-pci", "vfio-pci"]
@@ -99,7 +100,7 @@ def test_reset_killed_at_step_then_restarted_converges(sim_proc: tuple[Path, dic
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     again = run_apply(root, [])
     assert again.returncode == 0, again.stderr
-    with Host(root) as host:
+    with Host(root, kernel=SimKernelAccess(root)) as host:
         st = pf_status(host, spec[0]["pciAddress"])
         assert "numVfs" not in st and st["mtu"] == 1500
         assert not host.records.exists(spec[0]["pciAddress"])

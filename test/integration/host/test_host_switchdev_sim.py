@@ -1,4 +1,4 @@
-"""Switchdev on the simulated SR-IOV host (sim_eswitch.py behaves like mlx5 and ice): eSwitch mode through
+"""Switchdev on the simulated SR-IOV host (sriovop/sim/eswitch.py behaves like mlx5 and ice): eSwitch mode through
 devlink, VF representors named and reported, hw-tc-offload, vDPA, upstream's order, and going back to
 legacy really going back. Every test here runs against the simulated host."""
 
@@ -14,8 +14,8 @@ from sriovop.host import ApplyError, Host
 from sriovop.host import steps as S
 from sriovop.host.errors import ValidationError
 from sriovop.host.plan import validate_spec_interfaces
-from sriovop.host.sim import SimHost
 from sriovop.host.sysfs import link_basename, listdir, read_str
+from sriovop.sim.host import SimHost
 from test.support.host_sim import applier, pf_status, sim_host
 
 

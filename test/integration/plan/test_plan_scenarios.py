@@ -3,7 +3,7 @@ the operator's node-policy and drain controllers and three config daemons runnin
 compared with the plan field by field: every NodeState spec, the drain/reboot requests each daemon made,
 the device-plugin ConfigMap, and (for pools) no more nodes draining at once than the plan says.
 
-Hosts: three simulated SR-IOV hosts (sriovop.host.sim). n-a and n-b: an XXV710 (ens1f0, ens1f1) and an
+Hosts: three simulated SR-IOV hosts (sriovop.sim). n-a and n-b: an XXV710 (ens1f0, ens1f1) and an
 82576 (ens2f0), IOMMU kernel arguments set; n-c: an E810 (ens1f0, ens1f1) and an 82576, no IOMMU
 arguments (vfio-pci needs a reboot there).
 

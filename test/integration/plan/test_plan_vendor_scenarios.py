@@ -4,8 +4,8 @@ Each scenario is planned on the real control plane, then applied with the operat
 drain controllers and the config daemon running, and the NodeState spec (interfaces and bridges), the
 drain/reboot request and the device-plugin ConfigMap are compared with the plan.
 
-Host: one simulated SR-IOV host (sriovop.host.sim) with a dual-port ConnectX-6 Dx, an OVSDB
-(sriovop.host.sim_ovs) and the fake mstconfig (test/support/host_fake_mstconfig.py) whose firmware
+Host: one simulated SR-IOV host (sriovop.sim) with a dual-port ConnectX-6 Dx, an OVSDB
+(sriovop.sim.ovs) and the fake mstconfig (test/support/host_fake_mstconfig.py) whose firmware
 allows 8 VFs; the daemon manages software bridges. The scenarios run in order on one cluster.
 """
 

@@ -1,7 +1,7 @@
 """`sriovop plan` equals reality in both webhook modes, on the real API server with the operator's
 node-policy, drain and policy-status controllers and two config daemons running.
 
-Hosts: two simulated SR-IOV hosts (sriovop.host.sim), each an XXV710 (ens1f0, ens1f1) and an 82576
+Hosts: two simulated SR-IOV hosts (sriovop.sim), each an XXV710 (ens1f0, ens1f1) and an 82576
 (ens2f0) with the IOMMU kernel arguments set. Admission: the real API server; in the webhook mode also
 the real webhook server (in-process, over TLS) called by the API server through its Validating- and
 MutatingWebhookConfiguration (test.support.plan_webhook).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,8 @@ from click.testing import CliRunner
 
 from sriovop.cli import main
 from sriovop.commands.config_daemon import simulated_root
-from sriovop.host.paths import SIM_DIR, SIM_ENDPOINT_FILE, HostPaths
 from sriovop.host.steps import CRASH_ENV
+from sriovop.sim.endpoint import write_endpoint
 
 
 @pytest.mark.parametrize(("args", "env", "message"), [
@@ -70,19 +69,26 @@ def test_parallel_nic_config_flag_reaches_the_applier(tmp_path: Path, monkeypatc
     assert len(seen) == 1 and seen[0].apply_options.parallel is parallel  # type: ignore[attr-defined]
 
 
-def test_simulated_host_under_the_host_mount_resolves_its_namespace_there(tmp_path: Path) -> None:
-    """A daemon pod sees the machine at /host: the simulator's root and namespace are found under it."""
+def test_simulated_host_under_the_host_mount_is_the_daemons_root(tmp_path: Path) -> None:
+    """$SRIOVOP_SIMULATED_HOST (the dev cluster's daemon pods): a running simulator's root under the host mount."""
     machine_root = "/var/lib/sriovop-sim/node-2"
     mounted = tmp_path / "host" / machine_root.lstrip("/")
-    (mounted / SIM_DIR).mkdir(parents=True)
-    (mounted / SIM_DIR / SIM_ENDPOINT_FILE).write_text(
-        json.dumps({"socket": "@sim", "netns": "sriovop-sim-1", "root": machine_root}))
+    write_endpoint(mounted, "@sim", "sriovop-sim-1")
     assert simulated_root(tmp_path / "host", machine_root) == mounted
-    assert HostPaths.at(mounted).sim_info() == {
-        "socket": "@sim", "root": machine_root, "netns": str(tmp_path / "host" / "var/run/netns/sriovop-sim-1")}
-    # The daemon running on the machine itself (its root is the simulator's own) keeps the plain name.
-    own = tmp_path / "own"
-    (own / SIM_DIR).mkdir(parents=True)
-    (own / SIM_DIR / SIM_ENDPOINT_FILE).write_text(json.dumps({"netns": "n", "root": str(own.resolve())}))
-    assert HostPaths.at(own).sim_info() == {"netns": "n", "root": str(own.resolve())}
     assert simulated_root(tmp_path, "") == tmp_path
+
+
+@pytest.mark.parametrize("argv", [
+    ["config-daemon", "--node-name", "n", "--host-root", "{root}"],
+    ["config-daemon", "--host-root", "{root}", "service", "--phase", "pre"],
+    ["device-plugin", "--host-root", "{root}"],
+    ["metrics-exporter", "--path.sysbuspci", "{root}/sys/bus/pci/devices"],
+    ["cni-server", "--host-root", "{root}", "--socket-dir", "{root}/sockets"],
+])
+def test_simulated_tree_without_the_flag_is_refused(tmp_path: Path, argv: list[str]) -> None:
+    """Driven as a real host, a simulated tree would take plain file writes: the command names the flag."""
+    (tmp_path / "sys/bus/pci/devices").mkdir(parents=True)
+    write_endpoint(tmp_path, "@sim", "ns")
+    result = CliRunner().invoke(main, [a.format(root=tmp_path) for a in argv])
+    assert result.exit_code != 0
+    assert "is a simulated SR-IOV host's root: pass --simulated-host" in result.output, result.output

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -107,11 +106,3 @@ def test_crash_hook_kills_at_the_nth_occurrence_on_that_pf() -> None:
                           cwd=Path(__file__).resolve().parents[3], env=dict(os.environ), timeout=60)
     assert done.returncode == -signal.SIGKILL
     assert done.stdout.split() == ["pfA", "pfA", "pfB", "pfA"]
-
-
-def test_sim_endpoint_detection(tmp_path: Path) -> None:
-    paths = HostPaths.at(tmp_path)
-    assert paths.sim_info() is None
-    paths.sim_endpoint.parent.mkdir()
-    paths.sim_endpoint.write_text(json.dumps({"socket": "@x", "netns": "ns"}))
-    assert paths.sim_info() == {"socket": "@x", "netns": "ns"}

@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from sriovop.host.sim_kernel import KernelError, SimKernel, SimPf
-from sriovop.host.sim_models import MODELS, NETDEV_DRIVERS
+from sriovop.sim.devices import KernelError, SimPf
+from sriovop.sim.kernel import SimKernel
+from sriovop.sim.models import MODELS, NETDEV_DRIVERS
 
 PF = "0000:18:00.0"
 DRIVERS = ["igbvf", "vfio-pci", "nosuch"]
