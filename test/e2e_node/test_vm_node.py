@@ -281,7 +281,7 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
         and s["pf_entry"]["address"].lower() == s["vf"]["mac"].lower() == s["status"]["mac"].lower()
         and s["vf"]["ips"] == s["status"]["ips"]
         and all(ipaddress.ip_address(ip) in ipaddress.ip_network(pods.SUBNET) for ip in s["vf"]["ips"]))
-    record["cni_add_ms"] = pods.median_ms(pods.cni_add_ms(shell))
+    record["cni_add_ms"] = pods.median_ms(pods.cni_durations(pods.cni_server_log(shell), "ADD"))
     a, b = seen
     ok, evidence = pods.ping(shell, a["pid"], b["vf"]["ips"][0])
     record["vf_ping"] = evidence
@@ -294,9 +294,19 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     _wait("both pods gone", lambda: not [p for p in kube.list(POD, "default")
                                          if p["metadata"]["name"] in pods.POD_NAMES])
     used = {s["vf"]["pci_sysfs"] for s in seen}
-    returned = _wait("both VFs back in the guest's host namespace with their names and MACs", lambda: (
-        after if {pci: (after := pods.host_vfs(shell, PF_PCI)).get(pci) for pci in used}
-        == {pci: before[pci] for pci in used} else None))
+    listed: list[dict[str, tuple[str, str]]] = []
+
+    def returned_vfs() -> dict[str, tuple[str, str]] | None:
+        listed.append(pods.host_vfs(shell, PF_PCI))
+        return listed[-1] if not pods.vf_differences(before, listed[-1], used) else None
+
+    try:
+        returned = _wait("both VFs back in the guest's host namespace with their names and MACs", returned_vfs)
+    except AssertionError as exc:
+        differing = pods.vf_differences(before, listed[-1] if listed else {}, used)
+        record["vfs_differing"] = differing
+        record["vfs_evidence"] = pods.vf_evidence(shell, PF_NAME)
+        raise AssertionError(f"{exc}; VFs whose (name, MAC) differ, before -> after: {differing}") from None
     record["vfs_returned"] = len([pci for pci in used if returned.get(pci) == before[pci]])
     record["allocatable_after_pods"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable after the pods",
                                              lambda: _allocatable(kube, str(NUM_VFS)))
@@ -400,11 +410,22 @@ def _failure_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> No
     record["webhook_restored"] = True
 
 
+def _keep_guest_evidence(shell: GuestShell, dest: Path) -> None:
+    """The sriov-cni-server's container logs and the guest kernel's messages, next to the node's logs."""
+    for name, cmd in (("sriov-cni-server.log", f"cat {pods.CNI_SERVER_LOGS}"), ("dmesg.log", "dmesg")):
+        try:
+            _rc, out, err = shell.run(f"{cmd} 2>&1", timeout=120)
+        except Exception as exc:  # the guest may be gone: the other logs are still worth keeping
+            out, err = "", f"not collected: {exc}"
+        (dest / name).write_text(out + err)
+
+
 @pytest.fixture(scope="module")
 def scenario() -> Iterator[dict[str, Any]]:
     record: dict[str, Any] = {"passed": False}
     cluster_dir = Path(tempfile.mkdtemp(prefix="sop-vmn-", dir="/tmp"))
     guest = None
+    shell: GuestShell | None = None
     try:
         cluster = cluster_up(cluster_dir, 1)
         access = ClusterAccess(cluster_dir, cluster.network.kubernetes_service_ip)
@@ -467,6 +488,8 @@ def scenario() -> Iterator[dict[str, Any]]:
     finally:
         if guest is not None:
             keep_logs(guest, LOGS)
+            if shell is not None:
+                _keep_guest_evidence(shell, LOGS)
             guest.kill()
         try:
             if (cluster_dir / "cluster.json").exists():

@@ -11,7 +11,6 @@ side is read with the guest's own tools (sysfs, `ip`, busybox `ping`) inside the
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import statistics
 from dataclasses import dataclass
@@ -180,20 +179,45 @@ def socket_inode(shell: GuestShell) -> int | None:
     return int(out.strip()) if rc == 0 else None
 
 
-_DURATION = re.compile(r"duration_ms[\"']?\s*[:=]\s*([0-9.]+)")
+#: The kubelet's container logs on the guest (the kubelet config's podLogsDir, under the node's directory).
+POD_LOGS = NODE_DIR / "pod-logs"
+CNI_SERVER_LOGS = f"{POD_LOGS}/*_sriov-network-config-daemon-*/sriov-cni-server/*.log"
 
 
-def cni_add_ms(shell: GuestShell) -> list[float]:
-    """Durations of the sriov plugin's ADDs as the sriov-cni-server container logged them (the kubelet's
-    container logs under /var/log/pods)."""
-    out = _ok(shell, "cat /var/log/pods/*_sriov-network-config-daemon-*/sriov-cni-server/*.log 2>/dev/null; true")
+def cni_server_log(shell: GuestShell) -> str:
+    """Every sriov-cni-server container log of the guest, as the kubelet wrote them (CRI format: time,
+    stream, tag, then the server's JSON line)."""
+    return _ok(shell, f"cat {CNI_SERVER_LOGS} 2>/dev/null; true")
+
+
+def cni_durations(log: str, command: str, plugin: str = "sriov") -> list[float]:
+    """`duration_ms` of every `command` (ADD, DEL) the sriov-cni-server logged for `plugin`."""
     durations = []
-    for line in out.splitlines():
-        if "cni request" in line and "ADD" in line and re.search(r"plugin[\"']?\s*[:=]\s*[\"']?sriov\b", line):
-            match = _DURATION.search(line)
-            if match:
-                durations.append(float(match.group(1)))
+    for line in log.splitlines():
+        start = line.find("{")
+        if start < 0:
+            continue
+        try:
+            event = json.loads(line[start:])
+        except ValueError:
+            continue
+        if (isinstance(event, dict) and event.get("event") == f"cni_{command.lower()}"
+                and event.get("plugin") == plugin and event.get("duration_ms") is not None):
+            durations.append(float(event["duration_ms"]))
     return durations
+
+
+def vf_differences(before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]],
+                   used: set[str]) -> dict[str, dict[str, Any]]:
+    """The used VFs whose (name, MAC) in the host differs from before the pods: pci -> before, after."""
+    return {pci: {"before": list(before[pci]), "after": list(after[pci]) if pci in after else None}
+            for pci in sorted(used) if after.get(pci) != before.get(pci)}
+
+
+def vf_evidence(shell: GuestShell, pf: str) -> str:
+    """The PF's VF table, every link and the kernel's last messages, when VFs did not come back."""
+    cmds = (f"ip -d link show {pf}", "ip -br link", "dmesg | tail -n 80")
+    return "\n".join(f"$ {c}\n{shell.run(c)[1]}" for c in cmds)[-8000:]
 
 
 def median_ms(values: list[float]) -> float | None:
