@@ -11,6 +11,7 @@ side is read with the guest's own tools (sysfs, `ip`, busybox `ping`) inside the
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import statistics
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 from sriovop.devcluster.images.spec import by_target
 from test.support.vm_daemon import GuestShell
-from test.support.vm_node import KUBELET_PID_FILE, NODE_DIR
+from test.support.vm_node import GUEST_IP, KUBELET_PID_FILE, NODE_DIR
 
 NETWORK = "vm-vf-net"
 VLAN = 100
@@ -218,6 +219,42 @@ def vf_evidence(shell: GuestShell, pf: str) -> str:
     """The PF's VF table, every link and the kernel's last messages, when VFs did not come back."""
     cmds = (f"ip -d link show {pf}", "ip -br link", "dmesg | tail -n 80")
     return "\n".join(f"$ {c}\n{shell.run(c)[1]}" for c in cmds)[-8000:]
+
+
+#: The sriov CNI's state on the guest (the sriov-cni-server's --state-dir, a hostPath): ADD's caches.
+CNI_CACHES = "/var/lib/cni/sriov"
+
+
+def add_found(shell: GuestShell) -> dict[str, tuple[str, str]]:
+    """PCI address -> (host netdev name, MAC) as each running ADD found its VF (OrigVfState in the
+    caches DEL restores from)."""
+    found = {}
+    for line in _ok(shell, f"for f in {CNI_CACHES}/*-net1; do [ -f \"$f\" ] && cat \"$f\" && echo; done; true"
+                    ).splitlines():
+        if line.strip():
+            cache = json.loads(line)
+            orig = cache.get("OrigVfState") or {}
+            found[str(cache["deviceID"])] = (str(orig.get("HostIFName")), str(orig.get("EffectiveMAC")).lower())
+    return found
+
+
+#: The metrics exporter the operator deploys with the metricsExporter feature gate (hostNetwork, plain HTTP
+#: on the node's IP without kube-rbac-proxy).
+EXPORTER_APP = "sriov-network-metrics-exporter"
+EXPORTER_PORT = 9110
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def kubepoddevices(shell: GuestShell) -> list[dict[str, str]]:
+    """The labels of every `sriov_kubepoddevice` series, scraped from the guest's exporter by the guest."""
+    text = _ok(shell, f"busybox wget -q -O - http://{GUEST_IP}:{EXPORTER_PORT}/metrics")
+    return [dict(_LABEL.findall(line[line.index("{"):line.rindex("}")]))
+            for line in text.splitlines() if line.startswith("sriov_kubepoddevice{")]
+
+
+def device_holders(rows: list[dict[str, str]]) -> dict[str, str]:
+    """pciAddr -> namespace/pod from `sriov_kubepoddevice` series."""
+    return {r.get("pciAddr", ""): f"{r.get('namespace')}/{r.get('pod')}" for r in rows}
 
 
 def median_ms(values: list[float]) -> float | None:
