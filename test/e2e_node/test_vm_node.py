@@ -342,6 +342,7 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     record["vfs_returned"] = len([pci for pci in used if returned.get(pci) == found[pci]])
     record["vfs_as_before_pods"] = len([pci for pci in used if returned.get(pci) == before[pci]])
     kube.patch(SRIOV_OPERATOR_CONFIG, "default", {"spec": {"featureGates": {"metricsExporter": False}}}, NAMESPACE)
+    record["vfio_facts"] = pods.vfio_facts(shell)
     record["allocatable_after_pods"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable after the pods",
                                              lambda: _allocatable(kube, str(NUM_VFS)))
 

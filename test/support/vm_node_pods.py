@@ -252,6 +252,18 @@ def kubepoddevices(shell: GuestShell) -> list[dict[str, str]]:
             for line in text.splitlines() if line.startswith("sriov_kubepoddevice{")]
 
 
+VFIO_PROBE = (
+    "modprobe vfio-pci 2>&1; echo \"vfio_pci_loaded $([ -d /sys/module/vfio_pci ] && echo yes || echo no)\"; "
+    "echo \"iommu_groups $(ls /sys/kernel/iommu_groups 2>/dev/null | wc -l)\"; "
+    "echo \"noiommu_param $(cat /sys/module/vfio/parameters/enable_unsafe_noiommu_mode 2>/dev/null || echo absent)\"; "
+    "echo \"cmdline $(cat /proc/cmdline)\"; dmesg | grep -i -E 'iommu|dmar|vfio' | tail -n 20; true")
+
+
+def vfio_facts(shell: GuestShell) -> str:
+    """What the guest offers vfio-pci: the module, IOMMU groups, the no-IOMMU switch, the kernel's words."""
+    return _ok(shell, VFIO_PROBE)[-4000:]
+
+
 def device_holders(rows: list[dict[str, str]]) -> dict[str, str]:
     """pciAddr -> namespace/pod from `sriov_kubepoddevice` series."""
     return {r.get("pciAddr", ""): f"{r.get('namespace')}/{r.get('pod')}" for r in rows}
