@@ -64,3 +64,24 @@ def test_add_and_del_through_the_shim_and_server(served: Path, tmp_path: Path) -
     failed = _run(shim, served, plugins, "ADD", conf.replace('"bridgeish"', '"absent"'))
     assert failed.returncode == 1
     assert "default network (interface eth0): plugin 'absent' not found" in json.loads(failed.stdout)["msg"]
+
+
+def test_the_server_logs_each_command_as_its_event_with_its_duration(served: Path, tmp_path: Path) -> None:
+    """`cni_add` / `cni_del` events with `duration_ms`: what `make e2e-node` reads from the guest's pod logs."""
+    from structlog.testing import capture_logs
+
+    plugins = PluginDir(tmp_path)
+    plugins.install("bridgeish")
+    shim = plugins.bin / "sriovop-attach"
+    shutil.copy(shim_binary(), shim)
+    default = {"cniVersion": "1.0.0", "name": "podnet",
+               "plugins": [{"type": "bridgeish", "log": str(plugins.log), "address": "10.88.0.9/24"}]}
+    conf = json.dumps({"cniVersion": "1.0.0", "name": "sriovop-attach-network", "type": "sriovop-attach",
+                       "delegates": [default], "cacheDir": str(tmp_path / "cache")})
+    with capture_logs() as logs:
+        assert _run(shim, served, plugins, "ADD", conf).returncode == 0
+        assert _run(shim, served, plugins, "DEL", conf).returncode == 0
+    events = [e for e in logs if e.get("plugin") == "sriovop-attach" and str(e["event"]).startswith("cni_")]
+    assert [(e["event"], e["command"], e["exit_code"]) for e in events] == [("cni_add", "ADD", 0),
+                                                                            ("cni_del", "DEL", 0)], logs
+    assert all(isinstance(e["duration_ms"], float) and e["duration_ms"] >= 0 for e in events), events
