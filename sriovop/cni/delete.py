@@ -5,7 +5,8 @@ rebooted) and DEL succeeds. With a cache, under the VF's lock: IPAM release, PF-
 (before the netdev moves: some drivers refuse otherwise), then the netdev — found in the pod by its
 name, or, when the pod's namespace is gone (the kernel has returned the VF to the host namespace
 under its pod name), in the host by PCI address — gets its MAC, MTU and name back in the host. Then
-the allocation and cache files go.
+the allocation and cache files go, once the VF reads back as ADD found it (`settle`: what a driver
+changed behind the restore is applied again).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from sriovop.cni.errors import DEVICE_FAILURE, CniError, why
 from sriovop.cni.links import LinkError, index_of, netlink_in, rename
 from sriovop.cni.netconf import check_pci, lookup
 from sriovop.cni.server import CniRequest
+from sriovop.cni.settle import restored_change, settle
 from sriovop.cni.vfdevice import find_vf
-from sriovop.cni.vfstate import ZERO_MAC, from_cached_netconf, undo
 
 
 def cmd_del(node: Node, req: CniRequest, *, plugin: str = "sriov") -> list[str]:
@@ -49,6 +50,9 @@ def cmd_del(node: Node, req: CniRequest, *, plugin: str = "sriov") -> list[str]:
             warnings.append(f"deviceID {pci} no longer exists on this node; nothing to restore")
         else:
             _restore(node, req, cached, pci, ifname, warnings)
+            fixed = settle(node, cached, find_vf(node.root, pci))
+            if fixed:
+                warnings.append(f"deviceID {pci}: re-applied after the restore: " + "; ".join(map(str, fixed)))
             if raw.get("GUID") and raw.get("OrigGUID"):
                 vf = find_vf(node.root, pci)
                 node.kernel.set_vf_guid(vf.pf_name, vf.pf_pci, vf.index, str(raw["OrigGUID"]))
@@ -60,10 +64,8 @@ def cmd_del(node: Node, req: CniRequest, *, plugin: str = "sriov") -> list[str]:
 def _restore(node: Node, req: CniRequest, cached: CachedAdd, pci: str, ifname: str, warnings: list[str]) -> None:
     vf = find_vf(node.root, pci)
     orig = cached.orig
-    change = from_cached_netconf(cached.netconf)
-    restore_mac = bool(cached.mac) or orig.config.admin_mac != ZERO_MAC
     try:
-        node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, undo(orig.config, change, admin_mac=restore_mac))
+        node.kernel.set_vf(vf.pf_name, vf.pf_pci, vf.index, restored_change(cached))
     except OSError as e:
         raise CniError(DEVICE_FAILURE, "cannot restore the VF's configuration", f"deviceID {pci}: {why(e)}") from e
     if cached.dpdk_mode or not orig.host_ifname:

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("sriovop.cni.server")
 
+#: The CNI commands logged under their own event name (`cni_add`, ...), each with its `duration_ms`.
+_COMMANDS = frozenset({"ADD", "DEL", "CHECK", "GC", "STATUS", "VERSION"})
+
 #: A request larger than this is refused (a network config is a few KiB).
 MAX_REQUEST = 4 << 20
 #: How long a connected client may take to send its request.
@@ -288,7 +291,10 @@ class CniServer:
             except OSError as err:
                 log.warning("cni answer not delivered", plugin=plugin, error=str(err))
         env = request.env if request is not None else {}
-        log.info("cni request", plugin=plugin, command=env.get("CNI_COMMAND", ""),
+        command = env.get("CNI_COMMAND", "")
+        # One event per command (cni_add, cni_del, ...): a log reader picks ADD or DEL durations by name.
+        event = f"cni_{command.lower()}" if command in _COMMANDS else "cni request"
+        log.info(event, plugin=plugin, command=command,
                  container_id=env.get("CNI_CONTAINERID", ""), ifname=env.get("CNI_IFNAME", ""),
                  exit_code=response.exit_code, duration_ms=round((time.monotonic() - started) * 1000, 1))
 

@@ -56,6 +56,7 @@ from sriovop.api.v1.kinds import (
     SRIOV_NETWORK,
     SRIOV_NETWORK_NODE_POLICY,
     SRIOV_NETWORK_NODE_STATE,
+    SRIOV_OPERATOR_CONFIG,
 )
 from sriovop.devcluster.images.load import load_archives
 from sriovop.devcluster.nodecluster import schedulable
@@ -214,6 +215,16 @@ def _gated_probe(kube: Client, shell: GuestShell, num_vfs: int, mtu: int, old_ui
     return probe
 
 
+def _exporter_running(kube: Client) -> dict[str, Any] | None:
+    """The metrics exporter's pod on the guest node, Running with its containers ready."""
+    for pod in kube.list(POD, NAMESPACE, label_selector={"app": pods.EXPORTER_APP}):
+        status = pod.get("status") or {}
+        if (pod["spec"].get("nodeName") == NODE_NAME and status.get("phase") == "Running"
+                and all(c.get("ready") for c in status.get("containerStatuses") or [{}])):
+            return dict(pod)
+    return None
+
+
 def _ready_daemon_pod(kube: Client) -> dict[str, Any]:
     pod = _daemon_pod(kube)
     assert pod is not None, "no Ready config-daemon pod on the guest node"
@@ -254,6 +265,9 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     record["device_plugin_allocatable"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable on the guest node",
                                                 lambda: _allocatable(kube, str(NUM_VFS)))
     before = pods.host_vfs(shell, PF_PCI)
+    record["vfs_before"] = before
+    # The metrics exporter (feature gate) on the guest node, to name the pod holding each VF.
+    kube.patch(SRIOV_OPERATOR_CONFIG, "default", {"spec": {"featureGates": {"metricsExporter": True}}}, NAMESPACE)
     kube.create(SRIOV_NETWORK, pods.sriov_network(NAMESPACE, RESOURCE.split("/")[1]), NAMESPACE)
     nad = _wait("the operator's NetworkAttachmentDefinition in default",
                 lambda: kube.get(NETWORK_ATTACHMENT_DEFINITION, pods.NETWORK, "default"))
@@ -281,7 +295,20 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
         and s["pf_entry"]["address"].lower() == s["vf"]["mac"].lower() == s["status"]["mac"].lower()
         and s["vf"]["ips"] == s["status"]["ips"]
         and all(ipaddress.ip_address(ip) in ipaddress.ip_network(pods.SUBNET) for ip in s["vf"]["ips"]))
-    record["cni_add_ms"] = pods.median_ms(pods.cni_add_ms(shell))
+    record["cni_add_ms"] = pods.median_ms(pods.cni_durations(pods.cni_server_log(shell), "ADD"))
+    found = pods.add_found(shell)
+    record["add_found"] = found
+    _wait("the metrics exporter pod running on the guest node", lambda: _exporter_running(kube))
+    holders = {s["vf"]["pci_sysfs"]: f"default/{s['pod']}" for s in seen}
+    scraped: list[list[dict[str, str]]] = []
+
+    def kubepoddevice_names_the_holders() -> bool:
+        scraped.append(pods.kubepoddevices(shell))
+        return pods.device_holders(scraped[-1]) == holders
+
+    _wait("sriov_kubepoddevice naming the pod holding each VF", kubepoddevice_names_the_holders)
+    record["kubepoddevice"] = pods.device_holders(scraped[-1])
+    record["kubepoddevice_rows"] = scraped[-1]
     a, b = seen
     ok, evidence = pods.ping(shell, a["pid"], b["vf"]["ips"][0])
     record["vf_ping"] = evidence
@@ -294,10 +321,28 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     _wait("both pods gone", lambda: not [p for p in kube.list(POD, "default")
                                          if p["metadata"]["name"] in pods.POD_NAMES])
     used = {s["vf"]["pci_sysfs"] for s in seen}
-    returned = _wait("both VFs back in the guest's host namespace with their names and MACs", lambda: (
-        after if {pci: (after := pods.host_vfs(shell, PF_PCI)).get(pci) for pci in used}
-        == {pci: before[pci] for pci in used} else None))
-    record["vfs_returned"] = len([pci for pci in used if returned.get(pci) == before[pci]])
+    listed: list[dict[str, tuple[str, str]]] = []
+
+    # DEL's contract: each VF back as its ADD found it (the caches' OrigVfState); the listing taken before
+    # the pods is reported beside it (a difference there is the host changing before ADD, not DEL).
+    def returned_vfs() -> dict[str, tuple[str, str]] | None:
+        listed.append(pods.host_vfs(shell, PF_PCI))
+        return listed[-1] if not pods.vf_differences(found, listed[-1], used) else None
+
+    try:
+        returned = _wait("both VFs back in the guest's host namespace with the names and MACs ADD found",
+                         returned_vfs)
+    except AssertionError as exc:
+        after = listed[-1] if listed else {}
+        record["vfs_differing"] = {"from_add": pods.vf_differences(found, after, used),
+                                   "from_before_pods": pods.vf_differences(before, after, used)}
+        record["vfs_evidence"] = pods.vf_evidence(shell, PF_NAME)
+        raise AssertionError(f"{exc}; VFs whose (name, MAC) differ, found -> after: {record['vfs_differing']}"
+                             ) from None
+    record["vfs_returned"] = len([pci for pci in used if returned.get(pci) == found[pci]])
+    record["vfs_as_before_pods"] = len([pci for pci in used if returned.get(pci) == before[pci]])
+    kube.patch(SRIOV_OPERATOR_CONFIG, "default", {"spec": {"featureGates": {"metricsExporter": False}}}, NAMESPACE)
+    record["vfio_facts"] = pods.vfio_facts(shell)
     record["allocatable_after_pods"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable after the pods",
                                              lambda: _allocatable(kube, str(NUM_VFS)))
 
@@ -400,11 +445,22 @@ def _failure_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> No
     record["webhook_restored"] = True
 
 
+def _keep_guest_evidence(shell: GuestShell, dest: Path) -> None:
+    """The sriov-cni-server's container logs and the guest kernel's messages, next to the node's logs."""
+    for name, cmd in (("sriov-cni-server.log", f"cat {pods.CNI_SERVER_LOGS}"), ("dmesg.log", "dmesg")):
+        try:
+            _rc, out, err = shell.run(f"{cmd} 2>&1", timeout=120)
+        except Exception as exc:  # the guest may be gone: the other logs are still worth keeping
+            out, err = "", f"not collected: {exc}"
+        (dest / name).write_text(out + err)
+
+
 @pytest.fixture(scope="module")
 def scenario() -> Iterator[dict[str, Any]]:
     record: dict[str, Any] = {"passed": False}
     cluster_dir = Path(tempfile.mkdtemp(prefix="sop-vmn-", dir="/tmp"))
     guest = None
+    shell: GuestShell | None = None
     try:
         cluster = cluster_up(cluster_dir, 1)
         access = ClusterAccess(cluster_dir, cluster.network.kubernetes_service_ip)
@@ -467,6 +523,8 @@ def scenario() -> Iterator[dict[str, Any]]:
     finally:
         if guest is not None:
             keep_logs(guest, LOGS)
+            if shell is not None:
+                _keep_guest_evidence(shell, LOGS)
             guest.kill()
         try:
             if (cluster_dir / "cluster.json").exists():
@@ -477,6 +535,7 @@ def scenario() -> Iterator[dict[str, Any]]:
             summary = {k: record.get(k) for k in ("join_s", "daemon_pod_ready_s", "policy_to_succeeded_s",
                                                    "reset_s", "vfs_checked", "pods_with_vf", "vf_traffic",
                                                    "vfs_returned", "device_plugin_reregister_s", "cni_add_ms",
+                                                   "kubepoddevice",
                                                    "passed")}
             RESULT.write_text(json.dumps(summary) + "\n")
             RECORD.write_text(json.dumps(record, indent=1, default=str) + "\n")
@@ -519,9 +578,22 @@ def test_two_vf_pods_exchange_traffic(scenario: dict[str, Any]) -> None:
                                                       scenario.get("vf_traffic_evidence"))
 
 
+def test_cni_server_logs_each_add_with_its_duration(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; the sriov-cni-server container's log (the kubelet's pod logs) has a `cni_add`
+    event with `duration_ms` for the pods' ADDs."""
+    assert isinstance(scenario.get("cni_add_ms"), float), (scenario.get("error"), scenario.get("cni_add_ms"))
+
+
+def test_kubepoddevice_names_the_pod_holding_each_vf(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest; the operator's metrics exporter (feature gate) on the guest node, scraped from
+    the guest: each pod's VF PCI address maps to that pod, and to nothing else."""
+    holders = {s["vf"]["pci_sysfs"]: f"default/{s['pod']}" for s in scenario.get("pod_vfs") or []}
+    assert len(holders) == 2 and scenario.get("kubepoddevice") == holders, (scenario.get("error"), holders)
+
+
 def test_deleted_pods_return_their_vfs(scenario: dict[str, Any]) -> None:
-    """Host: the QEMU guest; the VFs back in the guest's namespace under their names and MACs."""
-    assert scenario.get("vfs_returned") == 2, scenario.get("error")
+    """Host: the QEMU guest; the VFs back in the guest's namespace under the names and MACs ADD found."""
+    assert scenario.get("vfs_returned") == 2, (scenario.get("error"), scenario.get("vfs_differing"))
     assert scenario.get("allocatable_after_pods") == str(NUM_VFS), scenario
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from sriovop.devcluster.images.spec import by_target
 from test.support.vm_daemon import GuestShell
-from test.support.vm_node import KUBELET_PID_FILE, NODE_DIR
+from test.support.vm_node import GUEST_IP, KUBELET_PID_FILE, NODE_DIR
 
 NETWORK = "vm-vf-net"
 VLAN = 100
@@ -180,20 +180,93 @@ def socket_inode(shell: GuestShell) -> int | None:
     return int(out.strip()) if rc == 0 else None
 
 
-_DURATION = re.compile(r"duration_ms[\"']?\s*[:=]\s*([0-9.]+)")
+#: The kubelet's container logs on the guest (the kubelet config's podLogsDir, under the node's directory).
+POD_LOGS = NODE_DIR / "pod-logs"
+CNI_SERVER_LOGS = f"{POD_LOGS}/*_sriov-network-config-daemon-*/sriov-cni-server/*.log"
 
 
-def cni_add_ms(shell: GuestShell) -> list[float]:
-    """Durations of the sriov plugin's ADDs as the sriov-cni-server container logged them (the kubelet's
-    container logs under /var/log/pods)."""
-    out = _ok(shell, "cat /var/log/pods/*_sriov-network-config-daemon-*/sriov-cni-server/*.log 2>/dev/null; true")
+def cni_server_log(shell: GuestShell) -> str:
+    """Every sriov-cni-server container log of the guest, as the kubelet wrote them (CRI format: time,
+    stream, tag, then the server's JSON line)."""
+    return _ok(shell, f"cat {CNI_SERVER_LOGS} 2>/dev/null; true")
+
+
+def cni_durations(log: str, command: str, plugin: str = "sriov") -> list[float]:
+    """`duration_ms` of every `command` (ADD, DEL) the sriov-cni-server logged for `plugin`."""
     durations = []
-    for line in out.splitlines():
-        if "cni request" in line and "ADD" in line and re.search(r"plugin[\"']?\s*[:=]\s*[\"']?sriov\b", line):
-            match = _DURATION.search(line)
-            if match:
-                durations.append(float(match.group(1)))
+    for line in log.splitlines():
+        start = line.find("{")
+        if start < 0:
+            continue
+        try:
+            event = json.loads(line[start:])
+        except ValueError:
+            continue
+        if (isinstance(event, dict) and event.get("event") == f"cni_{command.lower()}"
+                and event.get("plugin") == plugin and event.get("duration_ms") is not None):
+            durations.append(float(event["duration_ms"]))
     return durations
+
+
+def vf_differences(before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]],
+                   used: set[str]) -> dict[str, dict[str, Any]]:
+    """The used VFs whose (name, MAC) in the host differs from before the pods: pci -> before, after."""
+    return {pci: {"before": list(before[pci]), "after": list(after[pci]) if pci in after else None}
+            for pci in sorted(used) if after.get(pci) != before.get(pci)}
+
+
+def vf_evidence(shell: GuestShell, pf: str) -> str:
+    """The PF's VF table, every link and the kernel's last messages, when VFs did not come back."""
+    cmds = (f"ip -d link show {pf}", "ip -br link", "dmesg | tail -n 80")
+    return "\n".join(f"$ {c}\n{shell.run(c)[1]}" for c in cmds)[-8000:]
+
+
+#: The sriov CNI's state on the guest (the sriov-cni-server's --state-dir, a hostPath): ADD's caches.
+CNI_CACHES = "/var/lib/cni/sriov"
+
+
+def add_found(shell: GuestShell) -> dict[str, tuple[str, str]]:
+    """PCI address -> (host netdev name, MAC) as each running ADD found its VF (OrigVfState in the
+    caches DEL restores from)."""
+    found = {}
+    for line in _ok(shell, f"for f in {CNI_CACHES}/*-net1; do [ -f \"$f\" ] && cat \"$f\" && echo; done; true"
+                    ).splitlines():
+        if line.strip():
+            cache = json.loads(line)
+            orig = cache.get("OrigVfState") or {}
+            found[str(cache["deviceID"])] = (str(orig.get("HostIFName")), str(orig.get("EffectiveMAC")).lower())
+    return found
+
+
+#: The metrics exporter the operator deploys with the metricsExporter feature gate (hostNetwork, plain HTTP
+#: on the node's IP without kube-rbac-proxy).
+EXPORTER_APP = "sriov-network-metrics-exporter"
+EXPORTER_PORT = 9110
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def kubepoddevices(shell: GuestShell) -> list[dict[str, str]]:
+    """The labels of every `sriov_kubepoddevice` series, scraped from the guest's exporter by the guest."""
+    text = _ok(shell, f"busybox wget -q -O - http://{GUEST_IP}:{EXPORTER_PORT}/metrics")
+    return [dict(_LABEL.findall(line[line.index("{"):line.rindex("}")]))
+            for line in text.splitlines() if line.startswith("sriov_kubepoddevice{")]
+
+
+VFIO_PROBE = (
+    "modprobe vfio-pci 2>&1; echo \"vfio_pci_loaded $([ -d /sys/module/vfio_pci ] && echo yes || echo no)\"; "
+    "echo \"iommu_groups $(ls /sys/kernel/iommu_groups 2>/dev/null | wc -l)\"; "
+    "echo \"noiommu_param $(cat /sys/module/vfio/parameters/enable_unsafe_noiommu_mode 2>/dev/null || echo absent)\"; "
+    "echo \"cmdline $(cat /proc/cmdline)\"; dmesg | grep -i -E 'iommu|dmar|vfio' | tail -n 20; true")
+
+
+def vfio_facts(shell: GuestShell) -> str:
+    """What the guest offers vfio-pci: the module, IOMMU groups, the no-IOMMU switch, the kernel's words."""
+    return _ok(shell, VFIO_PROBE)[-4000:]
+
+
+def device_holders(rows: list[dict[str, str]]) -> dict[str, str]:
+    """pciAddr -> namespace/pod from `sriov_kubepoddevice` series."""
+    return {r.get("pciAddr", ""): f"{r.get('namespace')}/{r.get('pod')}" for r in rows}
 
 
 def median_ms(values: list[float]) -> float | None:

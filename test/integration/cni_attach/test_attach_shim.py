@@ -36,7 +36,8 @@ def _run(shim: Path, sockets: Path, plugins: PluginDir, command: str, stdin: str
     return subprocess.run([str(shim)], input=stdin, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_add_and_del_through_the_shim_and_server(served: Path, tmp_path: Path) -> None:
+def _attach_setup(tmp_path: Path) -> tuple[PluginDir, Path, str]:
+    """The shim installed as `sriovop-attach`, a fake delegate, and a configuration naming it."""
     plugins = PluginDir(tmp_path)
     plugins.install("bridgeish")
     shim = plugins.bin / "sriovop-attach"
@@ -45,6 +46,11 @@ def test_add_and_del_through_the_shim_and_server(served: Path, tmp_path: Path) -
                "plugins": [{"type": "bridgeish", "log": str(plugins.log), "address": "10.88.0.9/24"}]}
     conf = json.dumps({"cniVersion": "1.0.0", "name": "sriovop-attach-network", "type": "sriovop-attach",
                        "delegates": [default], "cacheDir": str(tmp_path / "cache")})
+    return plugins, shim, conf
+
+
+def test_add_and_del_through_the_shim_and_server(served: Path, tmp_path: Path) -> None:
+    plugins, shim, conf = _attach_setup(tmp_path)
 
     added = _run(shim, served, plugins, "ADD", conf)
     assert added.returncode == 0, added.stdout + added.stderr
@@ -64,3 +70,17 @@ def test_add_and_del_through_the_shim_and_server(served: Path, tmp_path: Path) -
     failed = _run(shim, served, plugins, "ADD", conf.replace('"bridgeish"', '"absent"'))
     assert failed.returncode == 1
     assert "default network (interface eth0): plugin 'absent' not found" in json.loads(failed.stdout)["msg"]
+
+
+def test_the_server_logs_each_command_as_its_event_with_its_duration(served: Path, tmp_path: Path) -> None:
+    """`cni_add` / `cni_del` events with `duration_ms`: what `make e2e-node` reads from the guest's pod logs."""
+    from structlog.testing import capture_logs
+
+    plugins, shim, conf = _attach_setup(tmp_path)
+    with capture_logs() as logs:
+        assert _run(shim, served, plugins, "ADD", conf).returncode == 0
+        assert _run(shim, served, plugins, "DEL", conf).returncode == 0
+    events = [e for e in logs if e.get("plugin") == "sriovop-attach" and str(e["event"]).startswith("cni_")]
+    assert [(e["event"], e["command"], e["exit_code"]) for e in events] == [("cni_add", "ADD", 0),
+                                                                            ("cni_del", "DEL", 0)], logs
+    assert all(isinstance(e["duration_ms"], float) and e["duration_ms"] >= 0 for e in events), events
