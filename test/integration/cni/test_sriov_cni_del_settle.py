@@ -1,6 +1,6 @@
 """DEL reads the VF back and puts back what a driver changed behind its restore.
 
-Host: the simulated SR-IOV host (sriovop.host.sim), VF netdevs as real links in its namespace, IPAM the
+Host: the simulated SR-IOV host (sriovop.sim), VF netdevs as real links in its namespace, IPAM the
 real host-local plugin. The VF driver's late change is played by a kernel seam that, when DEL first
 reads the VF back, does what igbvf does at a reset that lands after the restore: the host netdev takes
 another MAC (the PF's stale one), and a PF-side attribute moves. Without the read-back, DEL returned
@@ -19,8 +19,8 @@ from pyroute2 import IPRoute
 from sriovop.cni import settle
 from sriovop.cni.plugin import sriov_handler
 from sriovop.cni.server import ServerOptions
-from sriovop.cni.sim_vfkernel import SimVfKernel
 from sriovop.cni.vfkernel import VfChange, VfConfig
+from sriovop.sim.vfkernel import SimVfKernel
 from test.integration.cni.test_sriov_cni_sim import DEFAULT_VF, netconf
 from test.support.cni_sim import CniSim, cni_path, cni_sim
 
