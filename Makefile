@@ -93,10 +93,12 @@ e2e-node: $(VENV)/.installed control-plane node-components vm images
 e2e-cgroup2: $(VENV)/.installed control-plane node-components vm
 	$(VENV)/bin/pytest -s -m e2e test/e2e_cgroup2 $(PYTEST_ARGS)
 
-# Regenerate manifests/crds/ and docs/api-reference.md from sriovop/api/v1 (unit tests fail when they are stale).
+# Regenerate manifests/crds/ and docs/api-reference.md from sriovop/api/v1, and images/Dockerfile from the
+# image list (sriovop/devcluster/images/spec.py); unit tests fail when they are stale.
 crds: $(VENV)/.installed
 	$(VENV)/bin/sriovop gen crds --out manifests/crds
 	$(VENV)/bin/sriovop gen api-docs --out docs/api-reference.md
+	$(VENV)/bin/sriovop gen dockerfile --out images/Dockerfile
 
 # Regenerate sriovop/kubelet/*_pb2*.py from sriovop/kubelet/proto/ (a unit test fails when they are stale).
 protos: $(VENV)/.installed

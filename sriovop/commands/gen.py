@@ -1,4 +1,5 @@
-"""`sriovop gen`: generate artefacts from the Python API types and the kubelet .proto files (never edited by hand)."""
+"""`sriovop gen`: generate artefacts from the Python API types, the kubelet .proto files and the image list
+(never edited by hand)."""
 
 from __future__ import annotations
 
@@ -89,6 +90,25 @@ def supported_nics(out: Path, namespace: str, check: bool) -> None:
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
+    click.echo(str(out))
+
+
+@command.command("dockerfile")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("images/Dockerfile"), show_default=True, help="The Dockerfile to write.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
+def dockerfile(out: Path, check: bool) -> None:
+    """Write images/Dockerfile from the image list `make images` builds (sriovop/devcluster/images/spec.py)."""
+    from sriovop.devcluster.images.dockerfile import render, stale
+
+    if check:
+        if stale(out):
+            click.echo(f"{out} is missing or stale; run `sriovop gen dockerfile --out {out}`", err=True)
+            sys.exit(1)
+        click.echo(f"{out} is up to date")
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render())
     click.echo(str(out))
 
 
