@@ -14,6 +14,20 @@ def command() -> None:
     """Generate files derived from sriovop's API types."""
 
 
+def _write_or_check(out: Path, text: str, check: bool, name: str) -> None:
+    """The one-file generators: write `text` to `out`, or with --check write nothing and exit 1 when
+    `out` is missing or differs (the unit tests and CI run the check; a stale file names the fix)."""
+    if check:
+        if not out.is_file() or out.read_text() != text:
+            click.echo(f"{out} is missing or stale; run `sriovop gen {name} --out {out}`", err=True)
+            sys.exit(1)
+        click.echo(f"{out} is up to date")
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    click.echo(str(out))
+
+
 @command.command("crds")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("manifests/crds"), show_default=True,
@@ -41,17 +55,9 @@ def crds(out: Path, check: bool) -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
 def api_docs(out: Path, check: bool) -> None:
     """Write the API reference of the seven kinds (every field, type, default and validation rule)."""
-    from sriovop.api.v1.schema.apidocs import api_reference, stale_api_docs
+    from sriovop.api.v1.schema.apidocs import api_reference
 
-    if check:
-        if stale_api_docs(out):
-            click.echo(f"{out} is missing or stale; run `sriovop gen api-docs --out {out}`", err=True)
-            sys.exit(1)
-        click.echo(f"{out} is up to date")
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(api_reference())
-    click.echo(str(out))
+    _write_or_check(out, api_reference(), check, "api-docs")
 
 
 SUPPORTED_NICS_HEADER = (
@@ -81,16 +87,7 @@ def supported_nics_yaml(namespace: str) -> str:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
 def supported_nics(out: Path, namespace: str, check: bool) -> None:
     """Write the `supported-nic-ids` ConfigMap with the full default NIC list."""
-    text = supported_nics_yaml(namespace)
-    if check:
-        if not out.is_file() or out.read_text() != text:
-            click.echo(f"{out} is missing or stale; run `sriovop gen supported-nics --out {out}`", err=True)
-            sys.exit(1)
-        click.echo(f"{out} is up to date")
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    click.echo(str(out))
+    _write_or_check(out, supported_nics_yaml(namespace), check, "supported-nics")
 
 
 @command.command("dockerfile")
@@ -99,17 +96,9 @@ def supported_nics(out: Path, namespace: str, check: bool) -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
 def dockerfile(out: Path, check: bool) -> None:
     """Write images/Dockerfile from the image list `make images` builds (sriovop/devcluster/images/spec.py)."""
-    from sriovop.devcluster.images.dockerfile import render, stale
+    from sriovop.devcluster.images.dockerfile import render
 
-    if check:
-        if stale(out):
-            click.echo(f"{out} is missing or stale; run `sriovop gen dockerfile --out {out}`", err=True)
-            sys.exit(1)
-        click.echo(f"{out} is up to date")
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render())
-    click.echo(str(out))
+    _write_or_check(out, render(), check, "dockerfile")
 
 
 @command.command("protos")

@@ -9,13 +9,10 @@ one place. What only the Dockerfile has (its base images and the wheel build) is
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from sriovop.devcluster.images.cni import CNI_IMAGES, SHIM, CniImage
 from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec
 
-#: The committed file, relative to the repository root.
-DOCKERFILE = Path("images") / "Dockerfile"
 #: Pinned base images (the Dockerfile's build arguments; a test rejects unpinned ones).
 PYTHON_IMAGE = "python:3.11.11-slim-bookworm"
 GO_IMAGE = "golang:1.22.12-bookworm"
@@ -112,8 +109,3 @@ def render() -> str:
     blocks = [_header(), _python_base(), *(_python_stage(s) for s in IMAGES), _cni_shim_build(),
               *(_cni_stage(c) for c in CNI_IMAGES)]
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
-
-
-def stale(path: Path) -> bool:
-    """Whether `path` is missing or differs from what `render()` writes."""
-    return not path.is_file() or path.read_text() != render()
