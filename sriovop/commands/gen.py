@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group("gen")
@@ -26,6 +30,15 @@ def _write_or_check(out: Path, text: str, check: bool, name: str) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     click.echo(str(out))
+
+
+def _one_file_options(default: str, help_out: str) -> Callable[[F], F]:
+    """`--out` (default: the committed file) and `--check`, the options of every one-file generator."""
+    def decorate(f: F) -> F:
+        f = click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")(f)
+        return click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+                            default=Path(default), show_default=True, help=help_out)(f)
+    return decorate
 
 
 @command.command("crds")
@@ -50,9 +63,7 @@ def crds(out: Path, check: bool) -> None:
 
 
 @command.command("api-docs")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("docs/api-reference.md"), show_default=True, help="The markdown file to write.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
+@_one_file_options("docs/api-reference.md", "The markdown file to write.")
 def api_docs(out: Path, check: bool) -> None:
     """Write the API reference of the seven kinds (every field, type, default and validation rule)."""
     from sriovop.api.v1.schema.apidocs import api_reference
@@ -79,21 +90,16 @@ def supported_nics_yaml(namespace: str) -> str:
 
 
 @command.command("supported-nics")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("manifests/supported-nic-ids.yaml"), show_default=True,
-              help="The ConfigMap YAML file to write.")
+@_one_file_options("manifests/supported-nic-ids.yaml", "The ConfigMap YAML file to write.")
 @click.option("--namespace", default="sriov-network-operator", show_default=True,
               help="The operator namespace the ConfigMap lives in.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
 def supported_nics(out: Path, namespace: str, check: bool) -> None:
     """Write the `supported-nic-ids` ConfigMap with the full default NIC list."""
     _write_or_check(out, supported_nics_yaml(namespace), check, "supported-nics")
 
 
 @command.command("dockerfile")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("images/Dockerfile"), show_default=True, help="The Dockerfile to write.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
+@_one_file_options("images/Dockerfile", "The Dockerfile to write.")
 def dockerfile(out: Path, check: bool) -> None:
     """Write images/Dockerfile from the image list `make images` builds (sriovop/devcluster/images/spec.py)."""
     from sriovop.devcluster.images.dockerfile import render

@@ -7,19 +7,16 @@ import functools
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from test.support.hack_build import REPO, hack_built
+
+__all__ = ["REPO", "promtool", "promtool_binary"]
 
 
 @functools.cache
 def promtool_binary() -> Path:
-    """Build (first time: many minutes) or find (cached: milliseconds) promtool. A failed build fails the
-    test that needs it: a rule file nobody checked must not pass."""
-    done = subprocess.run(["bash", str(REPO / "hack" / "build-promtool.sh")], capture_output=True, text=True,
-                          timeout=3600)
-    assert done.returncode == 0, f"hack/build-promtool.sh failed (`make promtool`):\n{done.stderr[-3000:]}"
-    path = Path(done.stdout.strip().splitlines()[-1]) / "promtool"
-    assert path.is_file(), f"hack/build-promtool.sh did not leave {path}"
-    return path
+    """Build (first time: many minutes; `make promtool`) or find (cached: milliseconds) promtool. A failed
+    build fails the test that needs it: a rule file nobody checked must not pass."""
+    return hack_built("build-promtool.sh", "promtool", timeout=3600)
 
 
 def promtool(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
