@@ -34,7 +34,7 @@ for line in open(sys.argv[1]):
 PY
 step "resolving github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION (module download)"
 go get "github.com/prometheus/prometheus/cmd/promtool@${PROMETHEUS_VERSION}" >&2
-step "compiling promtool (several minutes cold on 2 cores)"
+step "compiling promtool (cold: 58 min measured on 2 busy shared cores; it pulls in the cloud SDKs of service discovery)"
 go build -trimpath -ldflags "-s -w" -o "$OUT/promtool.tmp" github.com/prometheus/prometheus/cmd/promtool
 mv "$OUT/promtool.tmp" "$OUT/promtool"
 step "verify: $("$OUT/promtool" --version 2>&1 | head -1)"

@@ -14,7 +14,7 @@ __all__ = ["REPO", "promtool", "promtool_binary"]
 
 @functools.cache
 def promtool_binary() -> Path:
-    """Build (first time: many minutes; `make promtool`) or find (cached: milliseconds) promtool. A failed
+    """Build (first time: up to an hour; `make promtool`) or find (cached: milliseconds) promtool. A failed
     build fails the test that needs it: a rule file nobody checked must not pass."""
     return hack_built("build-promtool.sh", "promtool", timeout=3600)
 
