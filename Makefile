@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components helm images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds protos clean kind-deps kind-bin kind-tools kind-node-image kind-failover
+.PHONY: all install deps venv control-plane node-components helm promtool images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds protos clean kind-deps kind-bin kind-tools kind-node-image kind-failover
 
 all: test
 
@@ -31,6 +31,12 @@ node-components: control-plane
 helm: deps
 	bash hack/build-helm.sh >/dev/null
 
+# Prometheus' promtool for the monitoring rule tests (test/integration/manifests/test_monitoring_promtool.py),
+# built from the Go module proxy into ~/.cache/sriovop/promtool/ (a wrapper module: Prometheus' go.mod has a
+# replace directive, which `go install` refuses).
+promtool: deps
+	bash hack/build-promtool.sh >/dev/null
+
 # ruff, mypy, the layering contracts of setup.cfg [importlinter] and the dead-code check (vulture; its
 # false positives are listed in vulture_whitelist.py). About 1 min; lint-imports and vulture take ~2 s each.
 lint: $(VENV)/.installed
@@ -55,9 +61,9 @@ images: $(VENV)/.installed deps
 prereqs: $(VENV)/.installed deps
 	$(MAKE) --no-print-directory -j3 go-builds images vm
 
-# MAKEFLAGS emptied: the three builds run one after another even under prereqs' -j3.
+# MAKEFLAGS emptied: the four builds run one after another even under prereqs' -j3.
 go-builds: deps
-	MAKEFLAGS= $(MAKE) --no-print-directory control-plane node-components helm >/dev/null
+	MAKEFLAGS= $(MAKE) --no-print-directory control-plane node-components helm promtool >/dev/null
 
 # The README's test command: lint, the whole suite against a real kube-apiserver (the in-cluster package
 # and the quick benchmarks beside the rest, hack/run-suite.sh), then the QEMU e2e suite and the QEMU
@@ -70,7 +76,7 @@ test: $(VENV)/.installed prereqs lint
 unit: $(VENV)/.installed
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
 
-integration: $(VENV)/.installed control-plane node-components helm
+integration: $(VENV)/.installed control-plane node-components helm promtool
 	$(VENV)/bin/pytest test/integration $(PYTEST_ARGS)
 
 # The QEMU igb guest (hack/vm/): QEMU from bookworm-backports, a Debian kernel, the initramfs.
@@ -93,10 +99,12 @@ e2e-node: $(VENV)/.installed control-plane node-components vm images
 e2e-cgroup2: $(VENV)/.installed control-plane node-components vm
 	$(VENV)/bin/pytest -s -m e2e test/e2e_cgroup2 $(PYTEST_ARGS)
 
-# Regenerate manifests/crds/ and docs/api-reference.md from sriovop/api/v1 (unit tests fail when they are stale).
+# Regenerate manifests/crds/ and docs/api-reference.md from sriovop/api/v1, and images/Dockerfile from the
+# image list (sriovop/devcluster/images/spec.py); unit tests fail when they are stale.
 crds: $(VENV)/.installed
 	$(VENV)/bin/sriovop gen crds --out manifests/crds
 	$(VENV)/bin/sriovop gen api-docs --out docs/api-reference.md
+	$(VENV)/bin/sriovop gen dockerfile --out images/Dockerfile
 
 # Regenerate sriovop/kubelet/*_pb2*.py from sriovop/kubelet/proto/ (a unit test fails when they are stale).
 protos: $(VENV)/.installed

@@ -1,16 +1,44 @@
-"""`sriovop gen`: generate artefacts from the Python API types and the kubelet .proto files (never edited by hand)."""
+"""`sriovop gen`: generate artefacts from the Python API types, the kubelet .proto files and the image list
+(never edited by hand)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group("gen")
 def command() -> None:
     """Generate files derived from sriovop's API types."""
+
+
+def _write_or_check(out: Path, text: str, check: bool, name: str) -> None:
+    """The one-file generators: write `text` to `out`, or with --check write nothing and exit 1 when
+    `out` is missing or differs (the unit tests and CI run the check; a stale file names the fix)."""
+    if check:
+        if not out.is_file() or out.read_text() != text:
+            click.echo(f"{out} is missing or stale; run `sriovop gen {name} --out {out}`", err=True)
+            sys.exit(1)
+        click.echo(f"{out} is up to date")
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    click.echo(str(out))
+
+
+def _one_file_options(default: str, help_out: str) -> Callable[[F], F]:
+    """`--out` (default: the committed file) and `--check`, the options of every one-file generator."""
+    def decorate(f: F) -> F:
+        f = click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")(f)
+        return click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+                            default=Path(default), show_default=True, help=help_out)(f)
+    return decorate
 
 
 @command.command("crds")
@@ -35,22 +63,12 @@ def crds(out: Path, check: bool) -> None:
 
 
 @command.command("api-docs")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("docs/api-reference.md"), show_default=True, help="The markdown file to write.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
+@_one_file_options("docs/api-reference.md", "The markdown file to write.")
 def api_docs(out: Path, check: bool) -> None:
     """Write the API reference of the seven kinds (every field, type, default and validation rule)."""
-    from sriovop.api.v1.schema.apidocs import api_reference, stale_api_docs
+    from sriovop.api.v1.schema.apidocs import api_reference
 
-    if check:
-        if stale_api_docs(out):
-            click.echo(f"{out} is missing or stale; run `sriovop gen api-docs --out {out}`", err=True)
-            sys.exit(1)
-        click.echo(f"{out} is up to date")
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(api_reference())
-    click.echo(str(out))
+    _write_or_check(out, api_reference(), check, "api-docs")
 
 
 SUPPORTED_NICS_HEADER = (
@@ -72,24 +90,21 @@ def supported_nics_yaml(namespace: str) -> str:
 
 
 @command.command("supported-nics")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("manifests/supported-nic-ids.yaml"), show_default=True,
-              help="The ConfigMap YAML file to write.")
+@_one_file_options("manifests/supported-nic-ids.yaml", "The ConfigMap YAML file to write.")
 @click.option("--namespace", default="sriov-network-operator", show_default=True,
               help="The operator namespace the ConfigMap lives in.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if --out is missing or stale.")
 def supported_nics(out: Path, namespace: str, check: bool) -> None:
     """Write the `supported-nic-ids` ConfigMap with the full default NIC list."""
-    text = supported_nics_yaml(namespace)
-    if check:
-        if not out.is_file() or out.read_text() != text:
-            click.echo(f"{out} is missing or stale; run `sriovop gen supported-nics --out {out}`", err=True)
-            sys.exit(1)
-        click.echo(f"{out} is up to date")
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    click.echo(str(out))
+    _write_or_check(out, supported_nics_yaml(namespace), check, "supported-nics")
+
+
+@command.command("dockerfile")
+@_one_file_options("images/Dockerfile", "The Dockerfile to write.")
+def dockerfile(out: Path, check: bool) -> None:
+    """Write images/Dockerfile from the image list `make images` builds (sriovop/devcluster/images/spec.py)."""
+    from sriovop.devcluster.images.dockerfile import render
+
+    _write_or_check(out, render(), check, "dockerfile")
 
 
 @command.command("protos")

@@ -19,6 +19,7 @@ generation is persisted on the host (see generation.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -57,6 +58,31 @@ REASON_MODULE_MISSING = "KernelModuleMissing"
 
 class SyncFailed(Exception):
     """A pass failed on the host; status already says Failed. Raised so the controller backs off."""
+
+
+@dataclass
+class _Observed:
+    """What discovery found on this pass, handed from phase to phase (the NodeState's uid and generation
+    are read once, so every phase judges the same generation)."""
+
+    uid: str
+    generation: int
+    host: Host
+    interfaces: list[dict[str, Any]]
+    bridges: dict[str, Any] | None
+    view: dict[str, Any]
+    main: Plugin
+    extra: list[Plugin]
+
+
+def _drain_annotations(state: dict[str, Any]) -> tuple[str, str] | None:
+    """(desired, current) drain annotations; None until the drain controller has set both."""
+    ann = annotations_of(state)
+    desired = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION)
+    current = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
+    if desired is None or current is None:
+        return None
+    return str(desired), str(current)
 
 
 class NodeStateReconciler:
@@ -128,17 +154,39 @@ class NodeStateReconciler:
         return self.status.get()
 
     def _reconcile(self, state: dict[str, Any]) -> Result | None:
+        """One pass, as the phases of the module docstring: each returns early with the Result that ends
+        the pass (nothing to do, waiting on the drain controller, rebooting) or hands on what it found."""
         if self._sync_external_drainer(state):
             return None
-        ann = annotations_of(state)
-        desired = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION)
-        current = ann.get(consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
-        if desired is None or current is None:
+        drain = _drain_annotations(state)
+        if drain is None:
             self._log.info("drain annotations missing on the NodeState; waiting for the drain controller")
             return None
-        meta = state["metadata"]
-        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+        seen = self._observe(state)
+        if self.generations.is_applied(seen.uid, seen.generation):
+            if not self._drifted(seen.main, seen.extra, seen.view, state):
+                return self._refresh_status(state, seen)
+            self._log.info("host drifted from the applied configuration; applying again", generation=seen.generation)
+            self._event(state, "Normal", REASON_DRIFT, "The host no longer matches the applied configuration; "
+                                                       "applying it again")
+        state = self._mark_in_progress(state, seen)
+        decision, reasons = self._plan(state, seen)
+        waiting = self._drain_handshake(state, drain, decision)
+        if waiting is not None:
+            return waiting
+        rebooting = self._apply(state, seen, decision, reasons)
+        if rebooting is not None:
+            return rebooting
+        self._report_applied(state, seen)
+        return Result(requeue_after=self.settings.requeue_after)
 
+    # -- phases ------------------------------------------------------------------------------------
+
+    def _observe(self, state: dict[str, Any]) -> _Observed:
+        """Discovery: open the host, read its interfaces and bridges, load the plugins for them. Done on
+        every pass (also at rest) because drift is judged from what the host looks like now; the facts
+        are published so that `sriovop plan` decides with the same inputs."""
+        meta = state["metadata"]
         host = self._host(state)
         self._report_module_errors(state)
         interfaces = self._discover(host, state)
@@ -152,83 +200,108 @@ class NodeStateReconciler:
             if isinstance(plugin, MellanoxPlugin):
                 plugin.firmware_reset = self.live.gate(consts.FG_MELLANOX_FIRMWARE_RESET)
         self._publish_facts(host, state, view, (main, *extra))
+        return _Observed(uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0), host=host,
+                         interfaces=interfaces, bridges=bridges, view=view, main=main, extra=extra)
 
-        if self.generations.is_applied(uid, generation):
-            drifted = self._drifted(main, extra, view, state)
-            if not drifted:
-                observed = state.get("status") or {}
-                system = self._system(host)
-                if observed.get("interfaces") != interfaces or (observed.get("system") or {}) != system or \
-                        (bridges is not None and (observed.get("bridges") or {}) != bridges):
-                    # re-reads, so a stale compare costs one GET
-                    self.status.write(interfaces=interfaces, bridges=bridges, system=system)
-                if self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED):
-                    self.device_plugin.unblock_waiting()  # e.g. the device plugin restarted on its own
-                return Result(requeue_after=self.settings.requeue_after)
-            self._log.info("host drifted from the applied configuration; applying again", generation=generation)
-            self._event(state, "Normal", REASON_DRIFT, "The host no longer matches the applied configuration; "
-                                                       "applying it again")
+    def _refresh_status(self, state: dict[str, Any], seen: _Observed) -> Result:
+        """The steady state (generation applied, no drift): write status only when what it reports
+        changed, so a node at rest makes no write; and release a device-plugin pod that restarted on its
+        own and waits for its configuration."""
+        observed = state.get("status") or {}
+        system = self._system(seen.host)
+        if observed.get("interfaces") != seen.interfaces or (observed.get("system") or {}) != system or \
+                (seen.bridges is not None and (observed.get("bridges") or {}) != seen.bridges):
+            # re-reads, so a stale compare costs one GET
+            self.status.write(interfaces=seen.interfaces, bridges=seen.bridges, system=system)
+        if self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED):
+            self.device_plugin.unblock_waiting()  # e.g. the device plugin restarted on its own
+        return Result(requeue_after=self.settings.requeue_after)
 
-        retrying_failure = self._failed == (uid, generation) and \
+    def _mark_in_progress(self, state: dict[str, Any], seen: _Observed) -> dict[str, Any]:
+        """syncStatus InProgress before the host is touched; a retry of a pass that failed keeps showing
+        Failed (with its error) until it succeeds, rather than flapping to InProgress on every backoff."""
+        retrying_failure = self._failed == (seen.uid, seen.generation) and \
             (state.get("status") or {}).get("syncStatus") == consts.SYNC_STATUS_FAILED
-        if not retrying_failure:
-            state = self.status.write(interfaces=interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS,
-                                      bridges=bridges)
+        if retrying_failure:
+            return state
+        return self.status.write(interfaces=seen.interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS,
+                                 bridges=seen.bridges)
 
-        decision = self._decide(main, extra, view, state, interfaces)
-        reasons = reboot_reasons(main, extra, view) if decision.reboot else []
+    def _plan(self, state: dict[str, Any], seen: _Observed) -> tuple[Decision, list[str]]:
+        """What the change needs (drain, reboot, and why), asked of the plugins (and of systemd mode)
+        before anything is applied: the drain handshake must happen first. A reboot that would repeat
+        the same reasons too often fails the pass here (the reboot guard)."""
+        decision = self._decide(seen.main, seen.extra, seen.view, state, seen.interfaces)
+        reasons = reboot_reasons(seen.main, seen.extra, seen.view) if decision.reboot else []
         if self.systemd is not None:
-            decision, reasons = self._systemd_decision(host, state, interfaces, decision, reasons)
+            decision, reasons = self._systemd_decision(seen.host, state, seen.interfaces, decision, reasons)
         if decision.reboot:
-            self._check_reboot_guard(host, reasons, state, interfaces)
+            self._check_reboot_guard(seen.host, reasons, state, seen.interfaces)
         else:
             self.guard.clear()
-        if decision.drain or current != consts.DRAIN_IDLE:
-            action = decide_drain(str(desired), str(current), need_drain=decision.drain,
-                                  need_reboot=decision.reboot, disable_drain=self.live.disable_drain)
-            self._log.info("drain handshake", desired=desired, current=current, drain=decision.drain,
-                           reboot=decision.reboot, step=action.step.value, reason=action.reason)
-            if action.step is DrainStep.WAIT:
-                return Result(requeue_after=self.settings.requeue_after)
-            if action.step is DrainStep.REQUEST:
-                assert action.annotation is not None
-                self.drain.set_desired(action.annotation, state)
-                if action.annotation != consts.DRAIN_IDLE:
-                    self._event(state, "Normal", REASON_DRAIN_REQUESTED,
-                                f"Requested {action.annotation} before changing the host configuration")
-                return Result(requeue_after=self.settings.requeue_after)
+        return decision, reasons
 
+    def _drain_handshake(self, state: dict[str, Any], drain: tuple[str, str], decision: Decision) -> Result | None:
+        """The annotation handshake with the drain controller (handshake.py): None when the host may be
+        changed now; otherwise the requeue while a drain is requested or under way."""
+        desired, current = drain
+        if not decision.drain and current == consts.DRAIN_IDLE:
+            return None
+        action = decide_drain(desired, current, need_drain=decision.drain,
+                              need_reboot=decision.reboot, disable_drain=self.live.disable_drain)
+        self._log.info("drain handshake", desired=desired, current=current, drain=decision.drain,
+                       reboot=decision.reboot, step=action.step.value, reason=action.reason)
+        if action.step is DrainStep.WAIT:
+            return Result(requeue_after=self.settings.requeue_after)
+        if action.step is DrainStep.REQUEST:
+            assert action.annotation is not None
+            self.drain.set_desired(action.annotation, state)
+            if action.annotation != consts.DRAIN_IDLE:
+                self._event(state, "Normal", REASON_DRAIN_REQUESTED,
+                            f"Requested {action.annotation} before changing the host configuration")
+            return Result(requeue_after=self.settings.requeue_after)
+        return None
+
+    def _apply(self, state: dict[str, Any], seen: _Observed, decision: Decision, reasons: list[str]) -> Result | None:
+        """Vendor plugins, then (unless a reboot is needed first) the main plugin, with the device plugin
+        held back meanwhile when the gate is on (steps 11.1 and 11.5). Returns the Result of a pass that
+        ends in a reboot, None when the host is configured. A failure reports Failed and raises."""
         block = self.live.gate(consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED)
         restart = self.device_plugin.restart() if block else None  # step 11.1
         try:
-            for plugin in extra:
+            for plugin in seen.extra:
                 plugin.apply()
             if decision.reboot:
-                return self._reboot_needed(host, reasons, state, interfaces)
+                return self._reboot_needed(seen.host, reasons, state, seen.interfaces)
             if self.systemd is None:  # systemd mode: the host's services configure it at boot
-                main.apply()
+                seen.main.apply()
         except Exception as exc:
-            self._fail(state, interfaces, host, _describe(exc))
+            self._fail(state, seen.interfaces, seen.host, _describe(exc))
             raise SyncFailed(_describe(exc)) from exc
-
         if restart is not None:  # step 11.5
             self.device_plugin.wait_and_unblock(restart)
         else:
             self.device_plugin.restart(wait=False)
+        return None
+
+    def _report_applied(self, state: dict[str, Any], seen: _Observed) -> None:
+        """Release the drain, report the configured host (Succeeded, or systemd mode's result) and
+        persist the generation, so the next pass at rest knows it is applied."""
+        host = seen.host
         fresh = self.status.get()
         self.drain.set_desired(consts.DRAIN_IDLE, fresh)
         interfaces = self._discover(host, state)
-        self._publish_facts(host, fresh, {"spec": view["spec"], "status": {"interfaces": interfaces}}, (main, *extra))
+        self._publish_facts(host, fresh, {"spec": seen.view["spec"], "status": {"interfaces": interfaces}},
+                            (seen.main, *seen.extra))
         # Counted before the Succeeded status is written: whoever waits for that status and then reads
         # the counter must never see it lag behind the state it observed.
         self.applies += 1
         done = SystemdMode.result(host) if self.systemd is not None else SystemdResult(consts.SYNC_STATUS_SUCCEEDED)
         self.status.write(interfaces=interfaces, sync_status=done.sync_status, last_sync_error=done.last_sync_error,
                           bridges=self._bridges(host), system=self._system(host))
-        self.generations.save(uid, generation)
+        self.generations.save(seen.uid, seen.generation)
         self._failed = None
-        self._log.info("configuration applied", generation=generation)
-        return Result(requeue_after=self.settings.requeue_after)
+        self._log.info("configuration applied", generation=seen.generation)
 
     # -- steps -------------------------------------------------------------------------------------
 

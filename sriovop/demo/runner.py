@@ -27,6 +27,7 @@ from sriovop.demo.processes import ProcessGroup, wait_for_line
 from sriovop.demo.workdir import REPLACED
 from sriovop.devcluster import ControlPlane, process
 from sriovop.devcluster.bootstrap import apply_documents, install_crds, load_documents
+from sriovop.devcluster.checkout import source_root
 from sriovop.render.webhook_configs import Endpoint, operator_webhook_configs
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
@@ -38,8 +39,6 @@ from sriovop.runtime.kinds import (
 )
 from sriovop.status import collect, model_names, render_text
 
-REPO = Path(__file__).resolve().parents[2]
-MANIFESTS = REPO / "manifests"
 NS = consts.DEFAULT_OPERATOR_NAMESPACE
 RESOURCE_PREFIX = consts.DEFAULT_RESOURCE_PREFIX
 DEMO_WEBHOOK_CONFIG_NAME = "sriov-operator-webhook-config-demo"
@@ -51,6 +50,11 @@ IMAGE_ENV = {
     "SRIOV_NETWORK_WEBHOOK_IMAGE": "localhost/sriovop-webhook:dev",
     "NETWORK_RESOURCES_INJECTOR_IMAGE": "localhost/sriovop-webhook:dev",
 }
+
+
+def manifests_dir() -> Path:
+    """The checkout's manifests/: the demo installs the shipped CRDs, RBAC and demo objects from it."""
+    return source_root() / "manifests"
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,7 @@ class Demo:
 
     # ---- the whole run ---------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> DemoResult:
-        if not MANIFESTS.is_dir():
-            raise RuntimeError(f"the demo needs a sriovop source checkout (no {MANIFESTS})")
+        manifests_dir()  # without a source checkout: NotASourceCheckout (a click error) before anything starts
         for stale in REPLACED:
             shutil.rmtree(self.dir / stale, ignore_errors=True)
         self.procs.log_dir.mkdir(parents=True, exist_ok=True)
@@ -136,19 +139,19 @@ class Demo:
     # ---- steps -----------------------------------------------------------------------------------
     def _bootstrap(self) -> None:
         assert self.client is not None and self.cp is not None
-        names = install_crds(self.client, MANIFESTS / "crds")
+        names = install_crds(self.client, manifests_dir() / "crds")
         self.step(f"installed {len(names)} CRDs")
         if self.least_privilege:
             self.client.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-            install_rbac(self.client, MANIFESTS / "rbac")
+            install_rbac(self.client, manifests_dir() / "rbac")
             self.identities = dict(mint_identities(self.client, self.cp, NS))
-            self.step(f"least privilege: RBAC from {MANIFESTS / 'rbac'}; operator, webhook and config daemons "
+            self.step(f"least privilege: RBAC from {manifests_dir() / 'rbac'}; operator, webhook and config daemons "
                       "run as their ServiceAccount users")
         apply_documents(self.client, [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
             supported_nic_ids_configmap(NS),
-            *load_documents([MANIFESTS / "demo" / "operatorconfig.yaml"]),
+            *load_documents([manifests_dir() / "demo" / "operatorconfig.yaml"]),
         ])
         for node in self.nodes:
             self.client.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {
@@ -241,7 +244,7 @@ class Demo:
 
     def _apply_workload(self) -> None:
         assert self.client is not None
-        docs = load_documents([MANIFESTS / "demo" / "policy.yaml", MANIFESTS / "demo" / "network.yaml"])
+        docs = load_documents([manifests_dir() / "demo" / "policy.yaml", manifests_dir() / "demo" / "network.yaml"])
         for line in apply_documents(self.client, docs):
             self.step(f"applied {line} (admitted by the webhook)")
 

@@ -8,6 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from sriovop.devcluster.checkout import source_root
+
 DEFAULT_K8S_VERSION = "v1.35.4"
 
 
@@ -41,21 +43,16 @@ def node_cache_dir(k8s_version: str = DEFAULT_K8S_VERSION) -> Path:
     return _cache("SRIOVOP_NODE_DIR", "node", k8s_version)
 
 
-def _script(name: str) -> Path | None:
-    script = Path(__file__).resolve().parents[2] / "hack" / name
-    return script if script.is_file() else None
-
-
 def _ensure_built(directory: Path, paths: list[Path], script_name: str, env_var: str, what: str,
                   build: bool, k8s_version: str) -> None:
     if (directory / ".complete").exists() and all(os.access(p, os.X_OK) for p in paths):
         return
-    script = _script(script_name)
-    if not build or script is None:
+    if not build:
         raise FileNotFoundError(
             f"{what} are not built in {directory}; run hack/{script_name} from a sriovop checkout "
             f"(or point {env_var} at a directory holding them)"
         )
+    script = source_root() / "hack" / script_name  # NotASourceCheckout says how to name one
     env = dict(os.environ, K8S_VERSION=k8s_version)
     subprocess.run(["bash", str(script)], check=True, env=env, stdout=subprocess.DEVNULL)
     _ensure_built(directory, paths, script_name, env_var, what, False, k8s_version)

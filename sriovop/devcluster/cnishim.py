@@ -13,7 +13,8 @@ import os
 import subprocess
 from pathlib import Path
 
-SOURCE_DIR = Path(__file__).resolve().parents[2] / "images" / "cni-shim"
+from sriovop.devcluster.checkout import source_root
+
 BUILD_TIMEOUT_S = 900.0
 
 
@@ -29,13 +30,15 @@ def cache_root() -> Path:
     return base / "sriovop" / "cni-shim"
 
 
-def shim_binary(source: Path = SOURCE_DIR) -> Path:
-    """The built shim; FileNotFoundError naming what is missing when there is no source or no Go."""
+def shim_binary(source: Path | None = None) -> Path:
+    """The built shim (from `source`, default the checkout's images/cni-shim); FileNotFoundError naming
+    what is missing when there is no source or no Go."""
     explicit = os.environ.get("SRIOVOP_CNI_SHIM")
     if explicit:
         if not os.access(explicit, os.X_OK):
             raise FileNotFoundError(f"SRIOVOP_CNI_SHIM={explicit} is not an executable file")
         return Path(explicit)
+    source = source or source_root() / "images" / "cni-shim"
     if not (source / "main.go").is_file():
         raise FileNotFoundError(f"the CNI shim's source is not at {source} (a sriovop checkout is needed)")
     target = cache_root() / _source_hash(source) / "cni-shim"

@@ -11,6 +11,7 @@ from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.policyrules.denied import Denied
 from sriovop.policyrules.fields import as_map, loose_int, loose_str
 from sriovop.policyrules.peers import (
+    AliasKey,
     Peer,
     cached_aliases,
     cached_peer,
@@ -145,7 +146,14 @@ def check_interface(p: PolicySpec, iface: Mapping[str, Any], node_name: str) -> 
         )
 
 
+#: Peer policies grouped by their nodeSelector (as `Peer.selector_key`: sorted (label, value) pairs).
+_SelectorKey = tuple[tuple[str, str], ...]
+
+
 def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
+    """Judge `p` against the live cluster: it must select a node, select a supported NIC there (within
+    that NIC's limits), and not conflict with another policy over a node's PFs. Denied on the first
+    failure; the work is memoised so that a cluster of many alike nodes costs about as much as one."""
     view.fresh()
     nodes = view.nodes(p.node_selector)
     if not nodes:
@@ -153,84 +161,136 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
             "spec.nodeSelector",
             f"no matched node is selected by the nodeSelector in CR {p.name} (selector {p.node_selector})",
         )
-    states = view.node_states_by_name()
-    groups: dict[tuple[tuple[str, str], ...], list[Peer]] = {}
+    judge = _DynamicJudge(p, view, dev_mode)
+    for node in nodes:
+        judge.judge_node(node)
+    judge.deny_unless_selected()
+
+
+def _peer_groups(p: PolicySpec, view: ClusterView) -> dict[_SelectorKey, list[Peer]]:
+    """The other policies, grouped by nodeSelector: a group selects a node or not as a whole."""
+    groups: dict[_SelectorKey, list[Peer]] = {}
     for obj in view.policies():
         peer = cached_peer(obj)
         if peer and peer.spec.name != p.name:
             groups.setdefault(peer.selector_key, []).append(peer)
-    # Which peer groups select a node depends only on the node's values for the keys the peers' selectors
-    # use: nodes are bucketed by that projection and each bucket is matched against the groups once,
-    # so the cost is (distinct projections x groups) + (nodes x groups that select them), not nodes x P.
-    peer_keys = sorted({k for key in groups for k, _ in key})
-    groups_for: dict[tuple[str | None, ...], list[tuple[tuple[tuple[str, str], ...], list[Peer]]]] = {}
-    mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
-    selector = webhook_selector(p.nic.as_dict())
-    nics = view.supported_nics()
-    selected = False
-    reasons: list[str] = []
-    unexplained = 0
-    # Many nodes look alike (same peer groups, same PF names): each distinct (peer, PF naming) pair is
-    # judged once.
-    judged: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-    judged_static: set[str] = set()
-    judged_groups: set[tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
-    judged_shapes: set[tuple[str, bool]] = set()
-    judged_node_kinds: set[tuple[tuple[str | None, ...], str]] = set()
-    for node in nodes:
+    return groups
+
+
+class _DynamicJudge:
+    """One request's walk over the selected nodes, with the five memos that let alike nodes pass at the
+    cost of a lookup (each named after the check it spares):
+
+    - `judged_shapes`: interface lists of this shape (PF names and models) on this kind of platform were
+      judged for selection and limits already;
+    - `groups_for`: which peer groups select a node with these label values;
+    - `judged_node_kinds`: a node with the same peer groups and the same PF names was checked for conflicts;
+    - `judged_groups`: this peer group was checked against this PF naming;
+    - `judged_static` / `judged_pfs`: this peer was checked for node-independent conflicts, and for PF
+      conflicts under this PF naming.
+    """
+
+    def __init__(self, p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
+        self.p = p
+        self.dev_mode = dev_mode
+        self.states = view.node_states_by_name()
+        self.nics = view.supported_nics()
+        self.selector = webhook_selector(p.nic.as_dict())
+        self.mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
+        self.groups = _peer_groups(p, view)
+        # Which peer groups select a node depends only on the node's values for the keys the peers'
+        # selectors use: nodes are bucketed by that projection and each bucket is matched against the
+        # groups once, so the cost is (distinct projections x groups) + (nodes x groups that select
+        # them), not nodes x P.
+        self.peer_keys = sorted({k for key in self.groups for k, _ in key})
+        self.groups_for: dict[tuple[str | None, ...], list[tuple[_SelectorKey, list[Peer]]]] = {}
+        self.selected = False
+        self.reasons: list[str] = []
+        self.unexplained = 0
+        self.judged_shapes: set[tuple[str, bool]] = set()
+        self.judged_node_kinds: set[tuple[tuple[str | None, ...], str]] = set()
+        self.judged_groups: set[tuple[_SelectorKey, AliasKey]] = set()
+        self.judged_static: set[str] = set()
+        self.judged_pfs: set[tuple[str, AliasKey]] = set()
+
+    def judge_node(self, node: Mapping[str, Any]) -> None:
         node_name, labels, virtual = _node_facts(node)
-        state = states.get(node_name)
+        state = self.states.get(node_name)
         interfaces = _interfaces(state)
-        # Interfaces judged alike on an earlier node (same shape and platform) pass again; they are
-        # looked at again only while explanations for a denial are still being collected.
         shape = (cached_shape(state, interfaces), virtual)
-        explain = not selected and len(reasons) < _MAX_EXPLAINED_NODES
-        if shape in judged_shapes and not explain:
-            interfaces_to_judge: list[dict[str, Any]] = []
+        self.judge_selection(node, node_name, shape, interfaces)
+        if self.groups:
+            self.judge_conflicts(node_name, labels, state, interfaces, shape[0])
+
+    def judge_selection(self, node: Mapping[str, Any], node_name: str, shape: tuple[str, bool],
+                        interfaces: list[dict[str, Any]]) -> None:
+        """Does `p` select an interface of this node, within its limits (`check_interface`)? Interfaces
+        judged alike on an earlier node (same shape and platform) pass again; they are looked at again
+        only while explanations for a denial are still being collected."""
+        explain = not self.selected and len(self.reasons) < _MAX_EXPLAINED_NODES
+        if shape in self.judged_shapes and not explain:
+            to_judge: list[dict[str, Any]] = []
         else:
-            judged_shapes.add(shape)
-            interfaces_to_judge = interfaces
+            self.judged_shapes.add(shape)
+            to_judge = interfaces
         rejected: list[str] = []
-        for iface in interfaces_to_judge:
-            reason = interface_unselected_reason(p, iface, node, nics, dev_mode, selector, explain and not selected)
+        for iface in to_judge:
+            reason = interface_unselected_reason(self.p, iface, node, self.nics, self.dev_mode, self.selector,
+                                                 explain and not self.selected)
             if reason is None:
-                selected = True
-                check_interface(p, iface, node_name)
+                self.selected = True
+                check_interface(self.p, iface, node_name)
             elif explain:
                 rejected.append(f"{iface.get('name')}: {reason}")
-        if not selected and interfaces:
+        if not self.selected and interfaces:
             if not explain:
-                unexplained += 1
+                self.unexplained += 1
             elif rejected:
-                reasons.append(f"node {node_name}: " + ", ".join(rejected))
-        if not groups:
-            continue
-        projection = tuple(labels.get(k) for k in peer_keys)
-        matching = groups_for.get(projection)
-        if matching is None:
-            matching = [(key, members) for key, members in groups.items()
-                        if all(labels.get(k) == v for k, v in key)]
-            groups_for[projection] = matching
-        if not matching or (projection, shape[0]) in judged_node_kinds:
-            continue  # the same groups and the same PF names (part of the shape) as a node judged before
-        judged_node_kinds.add((projection, shape[0]))
+                self.reasons.append(f"node {node_name}: " + ", ".join(rejected))
+
+    def judge_conflicts(self, node_name: str, labels: Mapping[str, Any], state: Mapping[str, Any] | None,
+                        interfaces: list[dict[str, Any]], pf_shape: str) -> None:
+        """Does `p` conflict with a policy that selects this node too? Skipped for a node with the same
+        peer groups and the same PF names (part of the shape) as one judged before."""
+        projection = tuple(labels.get(k) for k in self.peer_keys)
+        matching = self.matching_groups(projection, labels)
+        if not matching or (projection, pf_shape) in self.judged_node_kinds:
+            return
+        self.judged_node_kinds.add((projection, pf_shape))
         aliases, alias_key = cached_aliases(state, interfaces)
         for selector_key, members in matching:
-            if (selector_key, alias_key) in judged_groups:
+            if (selector_key, alias_key) in self.judged_groups:
                 continue
-            judged_groups.add((selector_key, alias_key))
+            self.judged_groups.add((selector_key, alias_key))
             for peer in members:
-                if peer.spec.name not in judged_static:
-                    check_node_independent_conflicts(p, peer.spec, node_name)
-                    judged_static.add(peer.spec.name)
-                if mine and (peer.spec.name, alias_key) not in judged:
-                    check_pf_conflicts(p, mine, peer, aliases, node_name)
-                    judged.add((peer.spec.name, alias_key))
-    if not selected:
-        if unexplained:
-            reasons.append(f"and {unexplained} more node(s)")
-        detail = "; ".join(reasons) if reasons else "no selected node reports any interface in its NodeState"
+                self.judge_peer(peer, aliases, alias_key, node_name)
+
+    def matching_groups(self, projection: tuple[str | None, ...],
+                        labels: Mapping[str, Any]) -> list[tuple[_SelectorKey, list[Peer]]]:
+        matching = self.groups_for.get(projection)
+        if matching is None:
+            matching = [(key, members) for key, members in self.groups.items()
+                        if all(labels.get(k) == v for k, v in key)]
+            self.groups_for[projection] = matching
+        return matching
+
+    def judge_peer(self, peer: Peer, aliases: Mapping[str, str], alias_key: AliasKey, node_name: str) -> None:
+        """One peer on one node: the checks that do not depend on the node once per peer, the PF
+        overlap once per (peer, PF naming)."""
+        if peer.spec.name not in self.judged_static:
+            check_node_independent_conflicts(self.p, peer.spec, node_name)
+            self.judged_static.add(peer.spec.name)
+        if self.mine and (peer.spec.name, alias_key) not in self.judged_pfs:
+            check_pf_conflicts(self.p, self.mine, peer, aliases, node_name)
+            self.judged_pfs.add((peer.spec.name, alias_key))
+
+    def deny_unless_selected(self) -> None:
+        if self.selected:
+            return
+        if self.unexplained:
+            self.reasons.append(f"and {self.unexplained} more node(s)")
+        detail = "; ".join(self.reasons) if self.reasons else "no selected node reports any interface in its NodeState"
         raise Denied(
             "spec.nicSelector",
-            f"no supported NIC is selected by the nicSelector in CR {p.name} ({detail})",
+            f"no supported NIC is selected by the nicSelector in CR {self.p.name} ({detail})",
         )

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from test.support.hack_build import hack_built
+
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "helm" / "sriov-network-operator"
 KUBECTL = REPO / ".venv" / "bin" / "kubectl"
@@ -20,12 +22,7 @@ HELM_LABELS = ("app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "he
 @functools.cache
 def helm_binary() -> Path:
     """Build (first time: minutes) or find (cached: milliseconds) the helm binary."""
-    done = subprocess.run(["bash", str(REPO / "hack" / "build-helm.sh")], capture_output=True, text=True,
-                          timeout=1800)
-    assert done.returncode == 0, f"hack/build-helm.sh failed:\n{done.stderr[-3000:]}"
-    path = Path(done.stdout.strip().splitlines()[-1]) / "helm"
-    assert path.is_file(), f"hack/build-helm.sh did not leave {path}"
-    return path
+    return hack_built("build-helm.sh", "helm", timeout=1800)
 
 
 def helm(*args: str, kubeconfig: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:

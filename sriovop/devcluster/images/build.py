@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from sriovop.devcluster.checkout import source_root
 from sriovop.devcluster.images.cni import CNI_IMAGES, CniImage, cni_layer
 from sriovop.devcluster.images.debian import debian_layer
 from sriovop.devcluster.images.oci import ImageConfig, Layer, plan_image
@@ -27,13 +28,8 @@ from sriovop.devcluster.images.spec import ENV, IMAGES, ImageSpec, by_target
 PAUSE_TARGET = "pause"
 
 
-def repo_root() -> Path:
-    """The source checkout this package runs from (images are built from its sources)."""
-    return Path(__file__).resolve().parents[3]
-
-
 def default_out_dir() -> Path:
-    return repo_root() / "build" / "images"
+    return source_root() / "build" / "images"
 
 
 class Progress:
@@ -86,7 +82,7 @@ def build_images(out_dir: Path | None = None, targets: Sequence[str] = (),
     wanted = list(targets) or [*(s.target for s in IMAGES), *cni, PAUSE_TARGET]
     specs = [by_target(t) for t in wanted if t != PAUSE_TARGET and t not in cni]
     built: dict[str, Path] = {}
-    repo = repo_root()
+    repo = source_root()  # images are built from its sources
     if specs:
         deps = deps_layer(repo / "images" / "requirements.txt", say)
         app = app_layer(repo, say)

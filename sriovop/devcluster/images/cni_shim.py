@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sriovop.devcluster.checkout import source_root
 from sriovop.devcluster.images.gobuild import cached_binary
 
 
 def shim_source() -> Path:
-    return Path(__file__).resolve().parents[3] / "images" / "cni-shim"
+    return source_root() / "images" / "cni-shim"
 
 
 def shim_binary() -> Path:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from sriovop.devcluster.checkout import source_root
 from sriovop.devcluster.images.cache import cache_root, content_key, locked
 
 
@@ -21,7 +22,7 @@ class GoBuildError(RuntimeError):
 
 def hack_dir(name: str) -> Path:
     """hack/NAME of the checkout this package runs from (these are development-cluster tools)."""
-    return Path(__file__).resolve().parents[3] / "hack" / name
+    return source_root() / "hack" / name
 
 
 def go_sources(src: Path) -> list[Path]:

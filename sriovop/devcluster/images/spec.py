@@ -1,9 +1,9 @@
-"""What goes into each sriovop image: one list, read by the builder and checked against images/Dockerfile.
+"""What goes into each sriovop image: the one definition, read by `make images` and by `sriovop gen dockerfile`.
 
-images/Dockerfile stays the build for users with Docker; `make images` builds the same images from
-Debian packages and wheels without a registry. A test reads IMAGES and the Dockerfile and fails when
-their entrypoints, users or installed packages differ, and another checks that the names are the ones
-manifests/ and the operator's image environment variables use, so the manifests apply unchanged.
+`make images` builds these images from Debian packages and wheels without a registry; images/Dockerfile,
+the build for users with Docker, is generated from this list (dockerfile.py) and a unit test fails when
+the committed file is stale. Another test checks that the names are the ones manifests/ and the
+operator's image environment variables use, so the manifests apply unchanged.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ class ImageSpec:
     user: str
     cmd: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()  # Debian packages beyond the Python runtime (the Dockerfile's apt-get install)
+    #: Ports the process listens on (the Dockerfile's EXPOSE; documentation only, as in any image).
+    ports: tuple[int, ...] = ()
+    #: Why the image runs as its user and what it is for: the comment above its Dockerfile stage.
+    role: str = ""
 
     @property
     def debian_packages(self) -> tuple[str, ...]:
@@ -53,18 +57,22 @@ class ImageSpec:
 
 IMAGES: tuple[ImageSpec, ...] = (
     ImageSpec(target="operator", name=f"ghcr.io/sriovop/sriovop-operator:{TAG}",
-              entrypoint=("sriovop",), cmd=("operator",), user=NONROOT),
+              entrypoint=("sriovop",), cmd=("operator",), user=NONROOT, ports=(8080, 8081),
+              role="controllers; runs as an unprivileged user with a read-only root filesystem"),
     ImageSpec(target="webhook", name=f"ghcr.io/sriovop/sriovop-webhook:{TAG}",
-              entrypoint=("sriovop", "webhook"), user=NONROOT),
-    # The config daemon writes sysfs and configures links on the host, and calls these node tools:
-    # ip (iproute2), modprobe (kmod), ethtool, lspci (pciutils), mstconfig (mstflint, Mellanox firmware).
+              entrypoint=("sriovop", "webhook"), user=NONROOT, ports=(6443,),
+              role="admission server; unprivileged"),
+    # The config daemon calls these node tools: ip (iproute2), modprobe (kmod), ethtool, lspci (pciutils),
+    # mstconfig (mstflint, Mellanox firmware settings).
     ImageSpec(target="config-daemon", name=f"ghcr.io/sriovop/sriovop-config-daemon:{TAG}",
               entrypoint=("sriovop", "config-daemon"), user=ROOT,
-              packages=("ethtool", "iproute2", "kmod", "mstflint", "pciutils")),
-    # The SR-IOV network device plugin (`sriovop device-plugin`): root, because it serves sockets in the
-    # kubelet's device-plugin directory and writes device-info files on the host; it reads sysfs only.
+              packages=("ethtool", "iproute2", "kmod", "mstflint", "pciutils"),
+              role="node agent; root, because it writes /sys and configures links on the host"),
+    # The SR-IOV network device plugin (`sriovop device-plugin`): it also writes device-info files on the
+    # host; it reads sysfs only.
     ImageSpec(target="device-plugin", name=f"ghcr.io/sriovop/sriovop-device-plugin:{TAG}",
-              entrypoint=("sriovop", "device-plugin"), user=ROOT),
+              entrypoint=("sriovop", "device-plugin"), user=ROOT,
+              role="SR-IOV network device plugin; root, for the kubelet's device-plugin directory"),
 )
 
 

@@ -35,7 +35,7 @@ from sriovop.demo.identities import (
     service_account_groups,
     service_account_user,
 )
-from sriovop.demo.runner import MANIFESTS, NS, Demo
+from sriovop.demo.runner import NS, Demo, manifests_dir
 from sriovop.devcluster import ControlPlane
 from sriovop.render.workloads import DEVICE_PLUGIN_SERVICE_ACCOUNT
 from sriovop.runtime.client import Client
@@ -54,7 +54,7 @@ from test.support.rbac_audit import (
     load_rbac,
 )
 
-RBAC_FILES = sorted((MANIFESTS / "rbac").glob("*.yaml"))
+RBAC_FILES = sorted((manifests_dir() / "rbac").glob("*.yaml"))
 GROUPS = service_account_groups(NS)
 #: The device-plugin pods' init container (`sriovop wait-for-config`); the demo runs no device plugin,
 #: the flow's device-plugin step does.

@@ -1,15 +1,33 @@
-"""images/Dockerfile follows the image rules; the checker itself catches each kind of violation."""
+"""images/Dockerfile is what `sriovop gen dockerfile` writes from the image list and follows the image
+rules; the checker itself catches each kind of violation. Host: none (files of the repository)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from sriovop.cli import main
+from sriovop.devcluster.images.dockerfile import render
 from test.support.dockerfile_lint import lint, parse
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "images" / "Dockerfile"
 REQUIREMENTS = DOCKERFILE.parent / "requirements.txt"
+
+
+def test_committed_dockerfile_is_generated_from_the_spec() -> None:
+    assert DOCKERFILE.read_text() == render(), "stale: run `.venv/bin/sriovop gen dockerfile` and commit"
+
+
+def test_check_flag_fails_on_a_stale_dockerfile(tmp_path: Path) -> None:
+    out = tmp_path / "Dockerfile"
+    out.write_text(render().replace("USER 65532:65532", "USER 0:0"))
+    stale = CliRunner().invoke(main, ["gen", "dockerfile", "--out", str(out), "--check"])
+    assert stale.exit_code == 1 and "stale" in stale.output
+    assert CliRunner().invoke(main, ["gen", "dockerfile", "--out", str(out)]).exit_code == 0
+    assert out.read_text() == render()
+    assert CliRunner().invoke(main, ["gen", "dockerfile", "--out", str(out), "--check"]).exit_code == 0
 
 
 def test_project_dockerfile_is_clean() -> None:

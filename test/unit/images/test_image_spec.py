@@ -1,7 +1,8 @@
 """The one list of images (spec.py) agrees with images/Dockerfile and with the names manifests/ use.
 
-`make images` builds from spec.py and Docker users build from the Dockerfile; these tests fail when
-the two describe different entrypoints, users or installed packages, or when an image name differs
+`make images` builds from spec.py and Docker users build from the Dockerfile generated from it
+(`sriovop gen dockerfile`); these tests parse the generated stages back and fail when the generator
+writes a different entrypoint, user or package set than the list holds, or when an image name differs
 from what the manifests and the operator's image environment variables pull. No host is touched.
 """
 

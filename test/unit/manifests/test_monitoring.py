@@ -2,10 +2,9 @@
 exports, has the alerts users expect, and docs/monitoring.md lists exactly the series the code registers.
 
 Host: none (files of the repository and the process's own prometheus-client registry).
-Why no promtool here: `go install github.com/prometheus/prometheus/cmd/promtool@v0.305.0` is refused
-(Prometheus' go.mod has replace directives), so it would need a wrapper module like the control
-plane's and a build of Prometheus' whole dependency tree (cloud service-discovery SDKs, client-go) on
-two shared cores. The rules are checked here for structure and for the metrics they name instead.
+Prometheus' own checks of the rules (`promtool check rules`, `promtool test rules`) are in
+test/integration/manifests/test_monitoring_promtool.py: promtool is a Go build (`make promtool`), and the
+unit suite needs none.
 """
 
 from __future__ import annotations

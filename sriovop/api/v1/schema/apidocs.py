@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from sriovop.api.v1.registry import SCHEMAS, KindSchema
@@ -146,7 +145,3 @@ def api_reference() -> str:
     kinds = [ks for ks in SCHEMAS if ks.kind.group == "sriovnetwork.openshift.io"]
     index = "".join(f"- [{ks.kind.kind}](#{ks.kind.kind.lower()})\n" for ks in kinds)
     return HEADER + index + "\n" + "\n".join(kind_section(ks) for ks in kinds)
-
-
-def stale_api_docs(out: Path) -> bool:
-    return not out.is_file() or out.read_text() != api_reference()
