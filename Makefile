@@ -32,10 +32,9 @@ helm: deps
 	bash hack/build-helm.sh >/dev/null
 
 # Prometheus' promtool for the monitoring rule tests (test/integration/manifests/test_monitoring_promtool.py),
-# built from the Go module proxy into ~/.cache/sriovop/promtool/ (a wrapper module: Prometheus' go.mod has a
-# replace directive, which `go install` refuses).
+# unpacked from Debian's prometheus package into ~/.cache/sriovop/promtool/ (seconds; a Go build takes an hour).
 promtool: deps
-	bash hack/build-promtool.sh >/dev/null
+	bash hack/get-promtool.sh >/dev/null
 
 # ruff, mypy, the layering contracts of setup.cfg [importlinter] and the dead-code check (vulture; its
 # false positives are listed in vulture_whitelist.py). About 1 min; lint-imports and vulture take ~2 s each.

@@ -1,4 +1,5 @@
-"""Go tools the tests run, built by a hack/build-*.sh script into a version-keyed cache outside the repo."""
+"""Tools the tests run, put by a hack/*.sh script (a Go build or a Debian package) into a version-keyed cache
+outside the repo."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Prometheus' promtool for the monitoring rule tests: built from the Go module proxy by
-hack/build-promtool.sh into a version-keyed cache (`make promtool`, part of `make prereqs`)."""
+"""Prometheus' promtool for the monitoring rule tests: unpacked from Debian's prometheus package by
+hack/get-promtool.sh into a version-keyed cache (`make promtool`, part of `make prereqs`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ __all__ = ["REPO", "promtool", "promtool_binary"]
 
 @functools.cache
 def promtool_binary() -> Path:
-    """Build (first time: up to an hour; `make promtool`) or find (cached: milliseconds) promtool. A failed
-    build fails the test that needs it: a rule file nobody checked must not pass."""
-    return hack_built("build-promtool.sh", "promtool", timeout=3600)
+    """Fetch (first time: seconds; `make promtool`) or find (cached) promtool. A failed fetch fails the
+    test that needs it: a rule file nobody checked must not pass."""
+    return hack_built("get-promtool.sh", "promtool", timeout=900)
 
 
 def promtool(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,6 @@
 """manifests/monitoring's PrometheusRule is valid for Prometheus itself, and its alerts fire when they should.
 
-Runs the real promtool (hack/build-promtool.sh; a missing or failed build fails these tests) on the rule
+Runs the real promtool (hack/get-promtool.sh; a missing or failed fetch fails these tests) on the rule
 groups of the PrometheusRule: `promtool check rules` parses every expression and template as Prometheus
 does, and `promtool test rules` evaluates the alerts over synthetic series. No cluster, no host.
 test/unit/manifests/test_monitoring.py checks that the series they name are the ones sriovop exports.
