@@ -4,7 +4,9 @@ What it measures, at N nodes of a generated cluster (test/bench/clustergen.py: v
 of mixed vendors per NodeState; the policy selects the E810 port ens1f0 that every worker has):
 - operator: from the policy write (create in the warm-up round, numVfs patch after) until a watch in
   this process has seen every worker's NodeState spec carry the new numVfs; the node policy controller
-  runs in a separate operator process (the namespaced manager, as the operator wires it, 16 writers);
+  runs in a separate operator process: `sriovop operator` as deployed (every controller, leader election,
+  the lease-fenced writer; `--policy-controller-only`: the namespaced manager with the policy
+  controller alone, which is what this benchmark ran before and what it reported as 1.28 at 5,000);
 - floor: the same N NodeState spec writes (PUT with the listed resourceVersion, the same body the
   operator writes, 16 threads) by this process, seen by the same watch - with the operator process
   stopped (exited), so nothing of ours spends CPU during the floor; it is started again afterwards
@@ -51,6 +53,10 @@ from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import CLUSTER_ROLE_BINDING, NODE, SERVICE_ACCOUNT
 
 NS = clustergen.NS
+#: `sriovop operator` renders its DaemonSets with these; nothing pulls them on a bare control plane.
+BENCH_IMAGES = {name: "example.com/sriovop:bench" for name in (
+    "SRIOV_NETWORK_CONFIG_DAEMON_IMAGE", "SRIOV_DEVICE_PLUGIN_IMAGE", "SRIOV_CNI_IMAGE",
+    "SRIOV_INFINIBAND_CNI_IMAGE", "SRIOV_NETWORK_WEBHOOK_IMAGE", "NETWORK_RESOURCES_INJECTOR_IMAGE")}
 REPO = benchlib.REPO
 
 
@@ -134,14 +140,32 @@ def service_account_dir(client: Client, ca_file: Path, into: Path) -> Path:
     return into
 
 
-def run_operator(sa_dir: str, writers: int) -> None:
-    """The operator side, in its own process: the namespaced manager with the policy controller,
-    configured in-cluster (the parent set $KUBERNETES_SERVICE_HOST/PORT; `sa_dir` holds the token)."""
+def run_operator(sa_dir: str, writers: int, full: bool) -> None:
+    """The operator side, in its own process, configured in-cluster (the parent set
+    $KUBERNETES_SERVICE_HOST/PORT; `sa_dir` holds the token). `full`: `sriovop operator` itself, as
+    deployed (every controller, leader election, the fenced writer); else the namespaced manager with
+    the policy controller alone (`writers` NodeState writers)."""
     import structlog
     from prometheus_client import CollectorRegistry
 
-    from sriovop.controllers.node_policy import NodePolicyReconciler
     from sriovop.runtime import incluster
+
+    if full:
+        import os
+        import signal
+
+        from sriovop.commands.operator import command
+
+        print(json.dumps({"event": "imported"}), flush=True)
+        sys.stdin.readline()
+        incluster.SERVICE_ACCOUNT_DIR = Path(sa_dir)
+        # `stop` on stdin ends it the way kubelet does, with SIGTERM (handled in the main thread)
+        threading.Thread(target=lambda: (sys.stdin.readline(), os.kill(os.getpid(), signal.SIGTERM)),
+                         daemon=True).start()
+        command.main(["--namespace", NS, "--leader-elect", "--metrics-bind-address", "0",
+                      "--health-probe-bind-address", "0", "--log-level", "warning"], standalone_mode=False)
+        return
+    from sriovop.controllers.node_policy import NodePolicyReconciler
     from sriovop.runtime.manager import Manager
 
     # stdout is the handshake pipe, which the parent stops reading: logs go to stderr.
@@ -165,11 +189,13 @@ class OperatorProcess:
 
     (Pausing it with SIGSTOP instead left its watches stalled for minutes after SIGCONT.)"""
 
-    def __init__(self, sa_dir: Path, port: int, writers: int, log: Path | None) -> None:
+    def __init__(self, sa_dir: Path, port: int, writers: int, log: Path | None, full: bool) -> None:
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-        env.update(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(port))
+        env.update(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(port), NAMESPACE=NS,
+                   RESOURCE_PREFIX="openshift.io", **BENCH_IMAGES)
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--run-operator", str(sa_dir), "--writers", str(writers)],
+            [sys.executable, __file__, "--run-operator", str(sa_dir), "--writers", str(writers),
+             *(["--full-operator"] if full else ["--policy-controller-only"])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env,
             stderr=open(log, "a") if log else subprocess.DEVNULL)  # noqa: SIM115
         assert self.proc.stdin and self.proc.stdout
@@ -230,7 +256,7 @@ def python_floor(objs: list[tuple[Any, dict[str, Any]]]) -> dict[str, float]:
     return out
 
 
-def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str, Any]:
+def measure(nodes: int, rounds: int, writers: int, log: Path | None, full: bool) -> dict[str, Any]:
     from sriovop.devcluster import ControlPlane
 
     cluster = clustergen.Cluster(nodes, policies=0)
@@ -257,7 +283,7 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str
         watcher = SpecWatcher(client, names)
         watcher.start()
         node_objs = {n["metadata"]["name"]: n for n in client.list(NODE)}
-        op = OperatorProcess(sa_dir, cp.apiserver_port, writers, log)
+        op = OperatorProcess(sa_dir, cp.apiserver_port, writers, log, full)
         rss_imported = op.rss_imported
         try:
             op.wait_idle()  # initial sync done: NodeStates owned, nodes labelled, nothing to do
@@ -288,7 +314,7 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str
                     took = watcher.wait_round(num_vfs, timeout=1800) - t0
                     cpu["floor_writers"].append(benchlib.cpu_seconds() - c0)
                 finally:
-                    op = OperatorProcess(sa_dir, cp.apiserver_port, writers, log)
+                    op = OperatorProcess(sa_dir, cp.apiserver_port, writers, log, full)
                 # the operator restores the policy's numVfs on every NodeState; wait until it is idle again
                 if round_no[0] > 1:
                     watcher.wait_round(2 * round_no[0], timeout=1800)
@@ -321,6 +347,7 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None) -> dict[str
     floor, operator = Stat.of(samples["floor"]), Stat.of(samples["operator"])
     return {
         "nodes": nodes, "workers": len(workers), "rounds": rounds, "writers": writers,
+        "operator": "sriovop operator (every controller, leader election)" if full else "policy controller alone",
         "setup_seconds": round(setup_s, 1),
         "floor_seconds": floor.scaled(1, 3), "operator_seconds": operator.scaled(1, 3),
         "ratio_operator_over_floor": round(operator.median / floor.median, 3),
@@ -342,9 +369,13 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=16)
     parser.add_argument("--run-operator", metavar="SERVICE_ACCOUNT_DIR")
     parser.add_argument("--operator-log", type=Path, help="write the operator process log here")
+    parser.add_argument("--full-operator", action="store_true", default=True,
+                        help="run `sriovop operator` as deployed (the default)")
+    parser.add_argument("--policy-controller-only", dest="full_operator", action="store_false",
+                        help="run the policy controller alone in the operator process (as before)")
     args = parser.parse_args()
     if args.run_operator:
-        run_operator(args.run_operator, args.writers)
+        run_operator(args.run_operator, args.writers, args.full_operator)
         return
     import structlog
 
@@ -355,7 +386,7 @@ def main() -> None:
     results = []
     for n in sizes:
         print(f"operator: {n} nodes", file=sys.stderr, flush=True)
-        results.append(measure(n, rounds, args.writers, args.operator_log))
+        results.append(measure(n, rounds, args.writers, args.operator_log, args.full_operator))
     figures = []
     for r in results:
         n = r["nodes"]
