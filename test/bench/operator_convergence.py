@@ -295,9 +295,12 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None, full: bool)
                 round_no[0] += 1
                 num_vfs = 2 * round_no[0] + 1
                 pol = sort_policies([policy(num_vfs)])
-                states = [s for s in client.list(SRIOV_NETWORK_NODE_STATE, NS) if s["metadata"]["name"] in names]
                 nonlocal op
                 op.stop()
+                # listed once the operator has exited: `sriovop operator` may still write NodeStates
+                # while it shuts down (its drain controller, the cleanup of a leader), which would turn
+                # the floor's writes into conflicts
+                states = [s for s in client.list(SRIOV_NETWORK_NODE_STATE, NS) if s["metadata"]["name"] in names]
                 try:
                     def write(st: dict[str, Any]) -> None:
                         node = node_objs[st["metadata"]["name"]]
