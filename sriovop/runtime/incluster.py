@@ -52,7 +52,6 @@ class InClusterConfiguration:
                 raise InClusterError(f"service-account {what} file {path} is empty")
         self.host = "https://" + join_host_port(host, port)
         self.ssl_ca_cert = str(ca_file)
-        self.verify_ssl = True
         self.connection_pool_maxsize: int | None = None
         self._token_file = token_file
         self._token = ""
