@@ -43,8 +43,9 @@ class InClusterConfiguration:
     password: str | None = None
 
     def __init__(self, host: str, port: str, token_file: Path, ca_file: Path) -> None:
-        if not host or not port:
-            raise InClusterError("KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is set but empty")
+        for env, value in (("KUBERNETES_SERVICE_HOST", host), ("KUBERNETES_SERVICE_PORT", port)):
+            if not value:
+                raise InClusterError(f"${env} is empty or unset")
         for what, path in (("token", token_file), ("CA", ca_file)):
             if not path.is_file():
                 raise InClusterError(f"service-account {what} file {path} does not exist")

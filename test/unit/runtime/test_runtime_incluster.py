@@ -49,7 +49,7 @@ def test_rotated_token_is_read_again_after_the_reread_period(sa_dir: Path, monke
 
 @pytest.mark.parametrize(("broken", "message"), [
     ("empty-token", "token file .* is empty"), ("empty-ca", "CA file .* is empty"),
-    ("no-ca", "CA file .* does not exist"), ("empty-port", "KUBERNETES_SERVICE_PORT is set but empty"),
+    ("no-ca", "CA file .* does not exist"), ("empty-port", r"\$KUBERNETES_SERVICE_PORT is empty or unset"),
 ])
 def test_unusable_pod_configuration_names_the_part(sa_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                                   broken: str, message: str) -> None:
