@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from sriovop.api.v1.selectors import node_selector_matches as node_selected
 from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.policyrules.selection_memo import SelectionMemo
 from sriovop.runtime.objects import freeze
 
 Obj = dict[str, Any]
@@ -88,10 +89,11 @@ class StaticClusterView:
             (n["metadata"].get("namespace", ""), n["metadata"]["name"]): n for n in nads
         }
         self._nics = nics or SupportedNics(())
+        self._selections = SelectionMemo()  # the snapshot never changes: one version
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
-        return select_indexed(selector, lambda pairs: min(
-            (self._by_label.get(pair, ()) for pair in pairs), key=len, default=self._nodes))
+        return self._selections.select(0, selector, lambda: select_indexed(selector, lambda pairs: min(
+            (self._by_label.get(pair, ()) for pair in pairs), key=len, default=self._nodes)))
 
     def node_states(self) -> Sequence[Obj]:
         return self._node_states

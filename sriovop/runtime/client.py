@@ -16,7 +16,6 @@ from urllib.parse import quote, urlencode
 
 import structlog
 import urllib3
-from kubernetes.client import rest as k8s_rest
 from urllib3.exceptions import (
     HTTPError,
     MaxRetryError,
@@ -28,6 +27,7 @@ from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.errors import ApiError, ConnectionFailed, error_for
+from sriovop.runtime.incluster import InClusterConfiguration
 from sriovop.runtime.jsonstream import decode_list
 from sriovop.runtime.kinds import Kind
 
@@ -171,12 +171,9 @@ class Client:
     def __init__(self, config: RestConfig) -> None:
         self.config = config
         cfg = config.configuration
-        if config.max_connections and not cfg.connection_pool_maxsize:
-            cfg.connection_pool_maxsize = config.max_connections
-        elif config.max_connections:
-            cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize, config.max_connections)
-        self._rest = k8s_rest.RESTClientObject(cfg)
-        self._pool: urllib3.PoolManager = self._rest.pool_manager
+        if config.max_connections:
+            cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, config.max_connections)
+        self._pool: urllib3.PoolManager = _pool_manager(cfg)
         self._host = config.host
         self._timeout = urllib3.Timeout(connect=config.connect_timeout, read=config.read_timeout)
         self._lock = threading.Lock()
@@ -470,3 +467,14 @@ class DelegatingClient:
     def list(self, kind: Kind, namespace: str | None = None, label_selector: Selector = None,
              field_selector: Selector = None) -> list[Any]:
         return self._reader(kind).list(kind, namespace, label_selector, field_selector)
+
+
+def _pool_manager(cfg: Any) -> urllib3.PoolManager:
+    """The in-cluster configuration builds its own pool; a kubeconfig's goes through the official
+    client's (proxies, client certificates, TLS server names), imported only on that path."""
+    if isinstance(cfg, InClusterConfiguration):
+        return cfg.pool_manager()
+    from kubernetes.client import rest as k8s_rest
+
+    pool: urllib3.PoolManager = k8s_rest.RESTClientObject(cfg).pool_manager
+    return pool

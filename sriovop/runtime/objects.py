@@ -125,10 +125,22 @@ def loads_frozen_stripped(data: bytes | str) -> Any:
     return v
 
 
+#: String values up to this length are interned when frozen. Cached objects repeat most short values
+#: (vendor and device IDs, drivers, link types and speeds, PF names and PCI addresses of identical
+#: servers, label values, timestamps of objects created together), and each copy costs a str object
+#: (49 bytes + its length). Sharing them took 5,000 trimmed NodeStates from 31.7 to 20.1 MiB; longer
+#: values (uids, MACs, messages) are mostly unique, and interning them would only add a table entry.
+#: Interned strings are mortal: one goes when the last object holding it is dropped.
+SHARED_VALUE_MAX_LEN = 24
+
+
 def _freeze_plain_dict(d: dict[str, Any]) -> FrozenDict:
     for k, v in d.items():
         t = type(v)
-        if t is dict:
+        if t is str:
+            if len(v) <= SHARED_VALUE_MAX_LEN:
+                _dict_set(d, k, _intern(v))
+        elif t is dict:
             _dict_set(d, k, _freeze_plain_dict(v))
         elif t is list:
             _dict_set(d, k, _freeze_plain_list(v))
@@ -140,7 +152,10 @@ def _freeze_plain_dict(d: dict[str, Any]) -> FrozenDict:
 def _freeze_plain_list(lst: list[Any]) -> FrozenList:
     for i, v in enumerate(lst):
         t = type(v)
-        if t is dict:
+        if t is str:
+            if len(v) <= SHARED_VALUE_MAX_LEN:
+                list.__setitem__(lst, i, _intern(v))
+        elif t is dict:
             list.__setitem__(lst, i, _freeze_plain_dict(v))
         elif t is list:
             list.__setitem__(lst, i, _freeze_plain_list(v))

@@ -22,6 +22,7 @@ import structlog
 
 from sriovop.api.v1 import consts, kinds
 from sriovop.api.v1.supportednics import SupportedNics
+from sriovop.policyrules.selection_memo import SelectionMemo
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.cache import FuncHandler, InformerFactory
 from sriovop.runtime.client import Client
@@ -79,6 +80,7 @@ class InformerClusterView:
         ))
         self._stop = threading.Event()
         self._states_by_name = _StatesByName(self._states.store, namespace)
+        self._selections = SelectionMemo()
         self.barrier = FreshnessBarrier(
             [(self._current_rv(core_kinds.NODE, None), self._nodes.store),
              (self._current_rv(kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store),
@@ -114,7 +116,11 @@ class InformerClusterView:
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
         store = self._nodes.store
-        return select_indexed(selector, lambda pairs: store.by_indices(LABEL_INDEX, pairs))
+        version = store.resource_version
+        if not version:
+            return select_indexed(selector, lambda pairs: store.by_indices(LABEL_INDEX, pairs))
+        return self._selections.select(version, selector, lambda: select_indexed(
+            selector, lambda pairs: store.by_indices(LABEL_INDEX, pairs)))
 
     def node_states(self) -> Sequence[Obj]:
         return list(self._states.store.list())

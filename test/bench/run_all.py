@@ -29,6 +29,7 @@ import report
 BENCHMARKS: list[tuple[str, list[str]]] = [
     ("cli_start", []),
     ("admission_e2e", []),
+    ("webhook_cpu", []),
     ("operator_convergence", []),
     ("runtime_informer", []),
     ("daemon_steady", []),

@@ -49,3 +49,20 @@ def test_stripped_decoder_drops_only_metadata_managed_fields() -> None:
     o = loads_frozen_stripped(json.dumps(doc))
     assert "managedFields" not in o["metadata"]
     assert o["spec"]["managedFields"] == [1]
+
+
+def test_short_values_of_separately_decoded_objects_are_shared_long_ones_are_not() -> None:
+    """Cache memory: repeated short values (vendor IDs, drivers, label values) are one str object."""
+    import json as _json
+
+    from sriovop.runtime.objects import SHARED_VALUE_MAX_LEN, freeze_decoded
+
+    long_value = "x" * (SHARED_VALUE_MAX_LEN + 1)
+    text = _json.dumps({"metadata": {"name": "n"}, "status": {"interfaces": [
+        {"vendor": "8086", "linkSpeed": "25000 Mb/s", "note": long_value}], "drivers": ["ice", long_value]}})
+    a, b = freeze_decoded(_json.loads(text)), freeze_decoded(_json.loads(text))
+    ia, ib = a["status"]["interfaces"][0], b["status"]["interfaces"][0]
+    assert ia["vendor"] is ib["vendor"] and ia["linkSpeed"] is ib["linkSpeed"]
+    assert a["status"]["drivers"][0] is b["status"]["drivers"][0]
+    assert ia["note"] == ib["note"] and ia["note"] is not ib["note"]
+    assert a == b and _json.loads(text) == a
