@@ -1,4 +1,4 @@
-"""Drive the e2e QEMU guest (hack/vm/run.sh) from Python tests.
+"""Drive the QEMU guest (hack/vm/run.sh): for the e2e tests and for `sriovop dev cluster up --vm-nodes`.
 
 The guest boots a Debian kernel with emulated Intel 82576 (igb) PFs and runs one shell command chrooted
 into a copy-on-write view of this host's root, so the repo, the venv and iproute2 are the host's own.
@@ -155,13 +155,15 @@ class GuestVM:
         finally:
             guest.kill()
 
-    def start_kubelet_host(self, cmd: str, timeout: float = 600) -> RunningGuest:
+    def start_kubelet_host(self, cmd: str, timeout: float = 600, console_log: Path | None = None) -> RunningGuest:
         """`start` after hack/vm/kernel-prep.sh (shared mounts, cgroup v2, modules, forwarding): what a
         guest needs before it runs a kubelet or a control plane."""
-        return self.start(f". {HACK_VM / 'kernel-prep.sh'}\n{cmd}", timeout=timeout)
+        return self.start(f". {HACK_VM / 'kernel-prep.sh'}\n{cmd}", timeout=timeout, console_log=console_log)
 
-    def start(self, cmd: str, timeout: float = 600) -> RunningGuest:
-        """Boot and start `cmd` without waiting for it (a daemon); the VM is killed after `timeout`."""
+    def start(self, cmd: str, timeout: float = 600, console_log: Path | None = None) -> RunningGuest:
+        """Boot and start `cmd` without waiting for it (a daemon); the VM is killed after `timeout`.
+        With `console_log` the console is also appended to that file, for processes other than this one
+        (a dev cluster's guest is owned by its supervisor; `sriovop demo pod` reads the console there)."""
         ensure_setup()
         job = Path(tempfile.mkdtemp(prefix="sriovop-vm-job-"))
         (job / "cmd").write_text(cmd + "\n")
@@ -183,7 +185,7 @@ class GuestVM:
             argv += ["--cmdline", self.cmdline]
         if self.persist is not None:
             argv += ["--persist", str(self.persist)]
-        return RunningGuest(argv, job)
+        return RunningGuest(argv, job, console_log)
 
 
 GuestFactory = Callable[..., GuestVM]
@@ -193,8 +195,9 @@ GuestFactory = Callable[..., GuestVM]
 class RunningGuest:
     """A booted (or booting) guest; collects the console while the test does other things."""
 
-    def __init__(self, argv: list[str], job: Path) -> None:
+    def __init__(self, argv: list[str], job: Path, console_log: Path | None = None) -> None:
         self.job = job
+        self._console_log = open(console_log, "a") if console_log is not None else None  # noqa: SIM115
         self.started = time.monotonic()
         self.ready_at: float | None = None
         self.guest_uptime_at_ready: float | None = None
@@ -220,6 +223,9 @@ class RunningGuest:
             line = raw.decode(errors="replace").replace("\r", "")
             with self._cond:
                 self._buf.append(line)
+                if self._console_log is not None:
+                    self._console_log.write(line)
+                    self._console_log.flush()
                 if self.ready_at is None and (m := READY_RE.search(line)):
                     self.ready_at = time.monotonic()
                     self.guest_uptime_at_ready = float(m.group(1))
@@ -245,6 +251,12 @@ class RunningGuest:
         body = text[start.end():] if start else text
         end = EXIT_RE.search(body)
         return (body[: end.start()] if end else body).lstrip("\n")
+
+    @property
+    def pid(self) -> int:
+        """The pid (and process group) of run.sh, QEMU's wrapper: what `dev cluster down` kills when the
+        guest's owner is gone."""
+        return self._proc.pid
 
     @property
     def running(self) -> bool:

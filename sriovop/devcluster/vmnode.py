@@ -1,4 +1,5 @@
-"""The QEMU guest as a kubelet node of a dev cluster (`sriovop dev cluster up`): hack/vm/node.sh runs in it.
+"""The QEMU guest as a kubelet node of a dev cluster: hack/vm/node.sh runs in it. `sriovop dev cluster up
+--vm-nodes 1` (its supervisor) and `make e2e-node` boot and join the guest with these functions.
 
 The host renders the node's configuration with the modules the host's own nodes use
 (sriovop/devcluster/containerd.py, kubelet.py, attach.py) for paths inside the guest, mints the node's client
@@ -32,11 +33,11 @@ from sriovop.devcluster.containerd import CNI_BIN_DIR, Containerd
 from sriovop.devcluster.images.pause import ensure_pause_archive
 from sriovop.devcluster.kubelet import Kubelet
 from sriovop.devcluster.nodecluster import WORKER_ROLE, schedulable
+from sriovop.devcluster.vmguest import GUEST_APISERVER, HACK_VM, GuestError, GuestVM, RunningGuest, guest_kubeconfig
+from sriovop.devcluster.vmshell import serve_requests_script
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import ConnectionFailed
 from sriovop.runtime.kinds import NODE
-from test.support.vm_daemon import serve_requests_script
-from test.support.vm_guest import GUEST_APISERVER, HACK_VM, GuestVM, RunningGuest, guest_kubeconfig
 
 NODE_NAME = "sriovop-vm-1"
 NODE_DIR = Path("/var/lib/sriovop-node")
@@ -67,7 +68,8 @@ class ClusterAccess:
     def apiserver_port(self) -> int:
         server = yaml.safe_load(self.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
         port = urlparse(server).port
-        assert port, server
+        if not port:
+            raise ValueError(f"{self.kubeconfig}: server {server!r} names no port")
         return port
 
 
@@ -138,9 +140,11 @@ def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, i
                    mem_mb=MEM_MB, hostname=name)
 
 
-def start_node(vm: GuestVM, timeout: float = 5400) -> RunningGuest:
-    """Boot the node; its command serves GuestShell requests while the kubelet runs."""
-    return vm.start_kubelet_host(f". {HACK_VM / 'node.sh'}\n{serve_requests_script()}", timeout=timeout)
+def start_node(vm: GuestVM, timeout: float = 5400, console_log: Path | None = None) -> RunningGuest:
+    """Boot the node; its command serves GuestShell requests while the kubelet runs. QEMU is killed after
+    `timeout` seconds."""
+    return vm.start_kubelet_host(f". {HACK_VM / 'node.sh'}\n{serve_requests_script()}", timeout=timeout,
+                                 console_log=console_log)
 
 
 def keep_logs(guest: RunningGuest, dest: Path) -> None:
@@ -170,6 +174,6 @@ def join(kube: Client, guest: RunningGuest, name: str = NODE_NAME, timeout: floa
         if not guest.running or time.monotonic() > deadline:
             kubelet_log = guest.job / "kubelet.log"
             tail = kubelet_log.read_text()[-3000:] if kubelet_log.exists() else "(no kubelet.log)"
-            raise AssertionError(f"node {name} not Ready within {timeout:.0f}s (guest running: {guest.running})"
+            raise GuestError(f"node {name} not Ready within {timeout:.0f}s (guest running: {guest.running})"
                                  f"\n--- console ---\n{guest.console[-3000:]}\n--- kubelet.log ---\n{tail}")
         time.sleep(1)
