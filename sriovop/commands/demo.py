@@ -1,5 +1,5 @@
 """`sriovop demo`: the whole operator on one machine, with simulated SR-IOV nodes; `sriovop demo pod`: a pod
-with a real VF on the QEMU guest node (commands/demo_pod.py)."""
+with a real VF on the QEMU guest node (commands/_demo_pod.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sriovop.commands.demo_pod import command as pod_command
+from sriovop.commands._demo_pod import command as pod_command
 from sriovop.exitcodes import NoAnswer
 
 
