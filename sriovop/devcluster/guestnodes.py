@@ -137,11 +137,10 @@ def kill_leftovers(directory: Path, grace: float = 10.0) -> list[int]:
         deadline = time.monotonic() + grace
         while process.pid_alive(guest.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if process.pid_alive(guest.pid):
-            try:
-                os.killpg(guest.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        try:  # the wrapper may be gone while QEMU, in its group, is not
+            os.killpg(guest.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         killed.append(guest.pid)
     (directory / STATE_FILE).unlink(missing_ok=True)
     return killed
