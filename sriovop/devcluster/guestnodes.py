@@ -4,8 +4,9 @@ The cluster's supervisor boots the guest (an emulated Intel 82576 with the real 
 the host nodes are Ready, joins it as the last node (vmnode.py, the code `make e2e-node` uses) and owns
 it: the guest stops with the supervisor. What other processes need is in `DIR/vm-nodes.json`: per node
 the pid of QEMU's wrapper (its own process group, which `down` kills when the supervisor is gone), the
-job share (where GuestShell requests go) and the console file. One guest at most: the guest's addresses
-and pod subnet are fixed, and a guest under TCG takes the machine's cores.
+job share (where GuestShell requests go), the console file and the seconds from boot to Ready
+(`join_s`). One guest at most: the guest's addresses and pod subnet are fixed, and a guest under TCG
+takes the machine's cores.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class GuestNodes:
         self.count = count
         self.images = images
         self.guests: dict[str, RunningGuest] = {}
+        self.join_seconds: dict[str, float] = {}
 
     def start(self, kube: Client, service_ip: str) -> None:
         """Boot and join each guest node; returns once it is Ready, schedulable and labelled a worker."""
@@ -102,11 +104,13 @@ class GuestNodes:
             self.guests[name] = guest
             self._record()
             seconds = join(kube, guest, name)
+            self.join_seconds[name] = round(seconds, 1)
+            self._record()
             log.info("the QEMU guest node is Ready", node=name, seconds=round(seconds, 1))
 
     def _record(self) -> None:
-        state = {name: {"pid": g.pid, "job": str(g.job), "console": str(vm_dir(self.dir, name) / "console.log")}
-                 for name, g in self.guests.items()}
+        state = {name: {"pid": g.pid, "job": str(g.job), "console": str(vm_dir(self.dir, name) / "console.log"),
+                        "join_s": self.join_seconds.get(name)} for name, g in self.guests.items()}
         (self.dir / STATE_FILE).write_text(json.dumps(state, indent=2))
 
     def dead(self) -> str | None:
