@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from sriovop.runtime.client import Client
 log = structlog.get_logger("devcluster")
 
 STATE_FILE = "vm-nodes.json"
+NODE_STEP = "SRIOVOP-NODE:"  # hack/vm/node.sh's progress lines on the console
 MAX_VM_NODES = 1
 # A dev cluster's guest lives until `down`; run.sh kills QEMU after this many seconds regardless.
 GUEST_LIFETIME_S = 7 * 24 * 3600
@@ -103,7 +105,12 @@ class GuestNodes:
                                console_log=console)
             self.guests[name] = guest
             self._record()
-            seconds = join(kube, guest, name)
+            joined = threading.Event()
+            threading.Thread(target=_echo_steps, args=(guest, name, joined), daemon=True).start()
+            try:
+                seconds = join(kube, guest, name)
+            finally:
+                joined.set()
             self.join_seconds[name] = round(seconds, 1)
             self._record()
             log.info("the QEMU guest node is Ready", node=name, seconds=round(seconds, 1))
@@ -125,6 +132,17 @@ class GuestNodes:
             keep_logs(guest, vm_dir(self.dir, name) / "logs")
             guest.kill()
         (self.dir / STATE_FILE).unlink(missing_ok=True)
+
+
+def _echo_steps(guest: RunningGuest, name: str, done: threading.Event) -> None:
+    """Log node.sh's `SRIOVOP-NODE: <step>` console lines as they come: the join takes minutes under TCG
+    and `up` shows the supervisor's log as its progress."""
+    shown = 0
+    while not done.wait(2.0):
+        steps = [line.split(NODE_STEP, 1)[1].strip() for line in guest.console.splitlines() if NODE_STEP in line]
+        for step in steps[shown:]:
+            log.info("guest node step", node=name, step=step)
+        shown = len(steps)
 
 
 def kill_leftovers(directory: Path, grace: float = 10.0) -> list[int]:
