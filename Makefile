@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install deps venv control-plane node-components helm promtool images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node vm bench failover manifests crds protos clean kind-deps kind-bin kind-tools kind-node-image kind-failover
+.PHONY: all install deps venv control-plane node-components helm promtool images prereqs go-builds test e2e-cgroup2 unit integration lint fmt demo e2e e2e-node demo-pod vm bench failover manifests crds protos clean kind-deps kind-bin kind-tools kind-node-image kind-failover
 
 all: test
 
@@ -92,6 +92,14 @@ e2e: $(VENV)/.installed control-plane vm
 e2e-node: $(VENV)/.installed control-plane node-components vm images
 	@rm -f build/e2e-node.json; rc=0; $(VENV)/bin/pytest -m e2e test/e2e_node $(PYTEST_ARGS) || rc=$$?; \
 	cat build/e2e-node.json 2>/dev/null || echo '{"passed": false}'; exit $$rc
+
+# A pod with a real igbvf VF on the QEMU guest node (`sriovop demo pod`, docs/pod-with-vf.md): a dev cluster
+# with --vm-nodes 1 (or the one running in DEMO_POD_ARGS' --dir), the operator from `make images`, a policy,
+# a SriovNetwork and a pod; prints the pod's net1 and each step's duration, then stops the cluster
+# (DEMO_POD_ARGS=--keep leaves it and prints the `down` command). Boots QEMU: one guest per machine.
+DEMO_POD_ARGS ?=
+demo-pod: $(VENV)/.installed control-plane node-components vm images
+	$(VENV)/bin/sriovop demo pod $(DEMO_POD_ARGS)
 
 # `sriovop dev cluster up --nodes 1` and `down` on a cgroup v2 kernel, in the QEMU guest (this host is
 # cgroup v1). Not part of `make test`: 10-15 min under TCG on a busy machine.

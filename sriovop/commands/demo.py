@@ -1,4 +1,5 @@
-"""`sriovop demo`: the whole operator on one machine, with simulated SR-IOV nodes."""
+"""`sriovop demo`: the whole operator on one machine, with simulated SR-IOV nodes; `sriovop demo pod`: a pod
+with a real VF on the QEMU guest node (commands/_demo_pod.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 
 import click
 
+from sriovop.commands._demo_pod import command as pod_command
 from sriovop.exitcodes import NoAnswer
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=Path("/tmp/sriovop-demo"), show_default=True,
               help="Where the control plane, simulated hosts, certificates and logs go (replaced at start). "
@@ -26,13 +28,17 @@ from sriovop.exitcodes import NoAnswer
 @click.option("--least-privilege", is_flag=True,
               help="Install manifests/rbac/ and run the operator, webhook and config daemons as their own "
                    "ServiceAccount users, bound to exactly the deployment's roles (default: admin).")
-def command(directory: Path, reuse: bool, once: bool, replicas: int, timeout: float, least_privilege: bool) -> None:
+@click.pass_context
+def command(ctx: click.Context, directory: Path, reuse: bool, once: bool, replicas: int, timeout: float,
+            least_privilege: bool) -> None:
     """Run the local demo: control plane, webhook, operators, two simulated nodes, a policy and a network.
 
     It shows progress until every node reports Succeeded, prints `sriovop status`, and then keeps
     everything running for exploration until Ctrl-C (or exits at once with --once). Nothing is left
-    running when it ends.
+    running when it ends. `sriovop demo pod` is the QEMU guest's demo: a pod with a real igbvf VF.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from sriovop.demo.runner import NS, Demo  # imported here: `sriovop demo --help` stays fast
     from sriovop.demo.workdir import DirectoryInUse, claim
     from sriovop.logsetup import configure_logging
@@ -82,3 +88,6 @@ def _self_command() -> str:
     if script.name == "sriovop":
         return str(script) if script.parent != Path() else "sriovop"
     return f"{sys.executable} -m sriovop.cli"
+
+
+command.add_command(pod_command)

@@ -17,6 +17,8 @@ from sriovop.hollow.command import hollow_nodes
 DEFAULT_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "sriovop-dev"
 UP_TIMEOUT_S = 120.0
 UP_WITH_NODES_TIMEOUT_S = 420.0
+# A QEMU guest node under TCG: boot, import its image archives (minutes for the Python images), join.
+VM_NODE_JOIN_TIMEOUT_S = 1800.0
 DOWN_GRACE_S = 180.0
 
 
@@ -54,13 +56,31 @@ def _supervisor_pid(directory: Path) -> int | None:
 @click.option("--audit-policy", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="A kube-apiserver audit policy file (audit.k8s.io/v1 Policy); the audit log is written "
                    "to DIR/audit.log (JSON lines), e.g. to check which requests RBAC refused.")
-def up(directory: Path, nodes: int, audit_policy: Path | None) -> None:
+@click.option("--vm-nodes", type=click.IntRange(0, 1), default=0, show_default=True,
+              help="QEMU guest nodes after the host nodes (sriovop-vm-1: an emulated Intel 82576 with the real "
+                   "igb/igbvf drivers, hack/vm/). Needs --nodes 1 or more; one guest per machine.")
+@click.option("--vm-image", "vm_images", multiple=True,
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="An image archive (OCI tar, e.g. build/images/config-daemon.tar) imported into the guest "
+                   "node's containerd at boot, besides pause; repeatable. `dev images load` reaches host "
+                   "nodes only.")
+def up(directory: Path, nodes: int, audit_policy: Path | None, vm_nodes: int, vm_images: tuple[Path, ...]) -> None:
     """Start the cluster in the background and print the KUBECONFIG to use.
 
     Binaries come from the caches that hack/build-control-plane.sh and hack/build-node-components.sh
-    fill (built on first use). With --nodes it returns once every node is Ready. On a slow machine (an
-    emulated guest), SRIOVOP_DEV_TIMEOUT_SCALE=N multiplies every start-up deadline by N.
+    fill (built on first use). With --nodes it returns once every node is Ready, with --vm-nodes once
+    the guest node is Ready too (minutes under TCG). On a slow machine (an emulated guest),
+    SRIOVOP_DEV_TIMEOUT_SCALE=N multiplies every start-up deadline by N.
     """
+    from sriovop.devcluster.guestnodes import check_count
+
+    try:
+        check_count(vm_nodes, nodes)
+    except ValueError as e:
+        raise click.BadParameter(str(e).removeprefix("--vm-nodes: "), param_hint="--vm-nodes") from None
+    if vm_images and not vm_nodes:
+        raise click.BadParameter("given without --vm-nodes: there is no guest to import it into",
+                                 param_hint="--vm-image")
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     if _supervisor_pid(directory) is not None and (directory / "ready").exists():
@@ -76,16 +96,19 @@ def up(directory: Path, nodes: int, audit_policy: Path | None) -> None:
         click.echo("building or locating kubelet, kube-controller-manager, kube-scheduler, crictl ...", err=True)
         find_node_binaries()
     try:
-        timeout = scaled(UP_WITH_NODES_TIMEOUT_S if nodes else UP_TIMEOUT_S)
+        timeout = scaled(UP_WITH_NODES_TIMEOUT_S if nodes else UP_TIMEOUT_S) + vm_nodes * VM_NODE_JOIN_TIMEOUT_S
     except ValueError as e:  # the scale's own message names the variable and what it expects
         raise click.ClickException(str(e)) from None
     log_path = directory / "supervisor.log"
     shown = log_path.stat().st_size if log_path.exists() else 0
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child
     audit = ["--audit-policy", str(audit_policy.resolve())] if audit_policy is not None else []
+    vm = ["--vm-nodes", str(vm_nodes)] if vm_nodes else []
+    for archive in vm_images:
+        vm += ["--vm-image", str(archive.resolve())]
     proc = subprocess.Popen(
         [sys.executable, "-m", "sriovop.devcluster.supervisor", "--dir", str(directory), "--nodes", str(nodes),
-         *audit],
+         *audit, *vm],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
     )
     log.close()
@@ -108,6 +131,7 @@ def up(directory: Path, nodes: int, audit_policy: Path | None) -> None:
         time.sleep(0.2)
     _show_progress(log_path, shown)
     what = f"cluster with {nodes} node(s)" if nodes else "control plane"
+    what += f" and {vm_nodes} QEMU guest node(s)" if vm_nodes else ""
     click.echo(f"{what} ready in {time.monotonic() - started:.1f}s (pids and logs in {directory})", err=True)
     click.echo(f"export KUBECONFIG={directory / 'kubeconfig'}")
 
@@ -131,8 +155,9 @@ def _show_progress(log_path: Path, shown: int) -> int:
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DIR,
               show_default=True, help="The directory given to `up`.")
 def down(directory: Path) -> None:
-    """Stop the cluster started by `up`, leaving no process, mount, bridge, iptables rule or cgroup behind."""
-    from sriovop.devcluster import process, teardown
+    """Stop the cluster started by `up`, leaving no process, mount, bridge, iptables rule or cgroup behind
+    (nor a QEMU guest node: the supervisor stops it; one that outlived a killed supervisor is killed here)."""
+    from sriovop.devcluster import guestnodes, process, teardown
 
     directory = directory.resolve()
     pid = _supervisor_pid(directory)
@@ -145,6 +170,8 @@ def down(directory: Path) -> None:
     for child in children:
         if child and process.pid_alive(int(child)):
             process.kill_pid(int(child))
+    for guest in guestnodes.kill_leftovers(directory):
+        click.echo(f"killed the QEMU guest node's process group {guest}", err=True)
     teardown.cleanup(directory)
     (directory / "supervisor.pid").unlink(missing_ok=True)
     click.echo("stopped" if pid is not None else "not running", err=True)

@@ -2,8 +2,8 @@
 
 The guest runs exactly one command; for the daemon e2e that command is `daemon_script(...)`: it starts
 `sriovop config-daemon` (the host venv's console script, visible in the guest through the 9p root) in the
-background and then serves requests dropped into the read-write job share, so the test can cross-check
-the real kernel (`ip -j link show`, sysfs) while the daemon keeps running:
+background and then serves requests dropped into the read-write job share (sriovop/devcluster/vmshell.py),
+so the test can cross-check the real kernel (`ip -j link show`, sysfs) while the daemon keeps running:
 
     guest = cluster_guest(node=node).start(daemon_script(namespace), timeout=1500)
     shell = GuestShell(guest)
@@ -17,18 +17,15 @@ it waits for the daemon and prints `E2E-DAEMON-EXIT <rc>`.
 
 from __future__ import annotations
 
-import itertools
 import shlex
 import sys
-import time
 from pathlib import Path
 
-from test.support.vm_guest import GuestError, RunningGuest
+from sriovop.devcluster.vmshell import EXIT_MARK, GuestShell, serve_requests_script
+
+__all__ = ["EXIT_MARK", "GuestShell", "daemon_script"]
 
 SRIOVOP = Path(sys.executable).parent / "sriovop"
-DAEMON_PID_FILE = "daemon.pid"
-DIED_MARK = "E2E-DAEMON-DIED"
-EXIT_MARK = "E2E-DAEMON-EXIT"
 STARTED_LOG = "config daemon started"
 
 
@@ -47,56 +44,3 @@ def daemon_script(namespace: str, *, extra_args: tuple[str, ...] = (), before: s
             "--startup-max-delay", "2", *extra_args]
     cmd = " ".join(a if a.startswith("$") else shlex.quote(a) for a in args)
     return f"{before}\n{cmd} &\npid=$!\n" + serve_requests_script()
-
-
-def serve_requests_script() -> str:
-    """The request loop for the process whose pid is in `$pid` (the daemon, or a guest node's kubelet)."""
-    return f"""\
-echo "$pid" > /run/job/{DAEMON_PID_FILE}
-echo "E2E-DAEMON-PID $pid"
-trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; rc=$?; echo "{EXIT_MARK} $rc"; exit "$rc"' TERM INT
-while kill -0 "$pid" 2>/dev/null; do
-  for req in /run/job/req-*.sh; do
-    [ -e "$req" ] || continue
-    base=${{req%.sh}}
-    sh "$req" > "$base.stdout" 2> "$base.stderr"
-    echo $? > "$base.rc.tmp"
-    mv "$base.rc.tmp" "$base.rc"
-    rm -f "$req"
-  done
-  sleep 0.3
-done
-wait "$pid"
-echo "{DIED_MARK} $?"
-exit 1
-"""
-
-
-class GuestShell:
-    """Runs shell snippets in the guest next to the daemon (see the module docstring)."""
-
-    def __init__(self, guest: RunningGuest) -> None:
-        self.guest = guest
-        self._ids = itertools.count(1)
-
-    def run(self, cmd: str, timeout: float = 120) -> tuple[int, str, str]:
-        n = next(self._ids)
-        job = self.guest.job
-        tmp = job / f"req-{n}.tmp"
-        tmp.write_text(cmd + "\n")
-        tmp.rename(job / f"req-{n}.sh")
-        rc_path = job / f"req-{n}.rc"
-        deadline = time.monotonic() + timeout
-        while not rc_path.exists():
-            if DIED_MARK in self.guest.console:
-                raise GuestError(f"the daemon died before answering {cmd!r}\n{self.guest.console[-4000:]}")
-            if time.monotonic() > deadline:
-                raise GuestError(f"the guest did not answer {cmd!r} within {timeout}s\n"
-                                 f"{self.guest.console[-4000:]}")
-            time.sleep(0.2)
-        rc = int(rc_path.read_text().strip())
-        return rc, (job / f"req-{n}.stdout").read_text(), (job / f"req-{n}.stderr").read_text()
-
-    def daemon_alive(self, timeout: float = 120) -> bool:
-        rc, _out, _err = self.run(f'kill -0 "$(cat /run/job/{DAEMON_PID_FILE})"', timeout=timeout)
-        return rc == 0
