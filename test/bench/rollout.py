@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import statistics
 import sys
@@ -87,7 +88,8 @@ def rounds(sc: RolloutScenario, plan: RolloutPlan, n_rounds: int, audit: AuditLo
                   "daemons_cpu_seconds": round(_daemon_cpu(sc) - dcpu0, 2),
                   "requests": {c: per_client(counts, c, plan.nodes) for c in ("daemons", "operator")},
                   "requests_total_per_node": {c: round(sum(n for (w, _v, _r), n in counts.items() if w == c)
-                                                       / plan.nodes, 2) for c in ("daemons", "operator")}}
+                                                       / plan.nodes, 2) for c in ("daemons", "operator")},
+                  "load_average": [round(x, 1) for x in os.getloadavg()]}
         samples.append(sample)
         print(f"rollout {plan.nodes} nodes round {r + 1}: {sample['seconds']} s (ideal {plan.ideal_seconds()} s), "
               f"max in flight {sample['max_in_flight']}", file=sys.stderr, flush=True)
@@ -154,7 +156,8 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
     # With faults, a daemons process holds 5% of the fleet: "5% of the daemons killed" is one process.
     per_process = min(args.per_process, max(1, math.ceil(0.05 * n))) if faults else args.per_process
     plan = RolloutPlan(nodes=n, canary=min(10, max(1, n // 5)), apply_delay=args.apply_delay,
-                       per_process=per_process, operators=2 if faults else 1, requeue_after=args.requeue_after)
+                       per_process=per_process, operators=2 if faults else 1, requeue_after=args.requeue_after,
+                       clients=args.clients)
     print(f"rollout: {n} nodes, pools {plan.pools}, limits {plan.limits}, ideal {plan.ideal_seconds()} s",
           file=sys.stderr, flush=True)
     sc = RolloutScenario(work / f"n{n}", plan)
@@ -166,7 +169,8 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
         audit = AuditLog(sc.cp.dir / "audit.log", BENCH_USER_AGENT)
         result: dict[str, Any] = {"nodes": n, "pools": plan.pools, "limits": plan.limits,
                                   "apply_delay": plan.apply_delay, "ideal_seconds": plan.ideal_seconds(),
-                                  "setup_seconds": round(setup, 1), "per_process": plan.per_process}
+                                  "setup_seconds": round(setup, 1), "per_process": plan.per_process,
+                                  "clients": plan.clients, "load_average": list(os.getloadavg())}
         result.update(rounds(sc, plan, args.rounds, audit))
         result["rest"] = at_rest(sc, audit, args.rest_seconds)
         result["operator_rss_mib"] = round(benchlib.rss_kib(_operator_pid(sc)) / 1024, 1)
@@ -224,6 +228,8 @@ def main() -> None:
     parser.add_argument("--apply-delay", type=float, default=20.0)
     parser.add_argument("--per-process", type=int, default=100)
     parser.add_argument("--requeue-after", type=float, default=30.0)
+    parser.add_argument("--clients", choices=("shared", "per-daemon"), default="shared",
+                        help="the hollow daemons' API clients: one per worker process or one per daemon")
     parser.add_argument("--rest-seconds", type=float, default=120.0)
     parser.add_argument("--faults", action="store_true", help="also run each fault mid-rollout")
     parser.add_argument("--fault-nodes", type=int, help="the size the faults run at (default: the smallest)")

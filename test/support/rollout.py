@@ -66,6 +66,8 @@ class RolloutPlan:
     operators: int = 1
     requeue_after: float = 30.0
     bulk_max_unavailable: str = "10%"
+    #: The hollow daemons' API clients: "shared" per worker process (sriovop.hollow.fanout) or "per-daemon".
+    clients: str = "shared"
 
     def __post_init__(self) -> None:
         if not 1 <= self.canary < self.nodes:
@@ -146,7 +148,8 @@ class RolloutScenario:
         started = time.monotonic()
         self.fleet = HollowFleet(self.directory / "fleet", self.cp.kubeconfig, self.plan.nodes,
                                  per_process=self.plan.per_process, apply_delay=self.plan.apply_delay,
-                                 requeue_after=self.plan.requeue_after, pools=self.plan.pools, say=self.say)
+                                 requeue_after=self.plan.requeue_after, pools=self.plan.pools,
+                                 clients=self.plan.clients, say=self.say)
         self.fleet.start()  # assigned first: a start that fails half way is still stopped by stop()
         self.say(f"rollout: fleet of {self.plan.nodes} up in {time.monotonic() - started:.0f}s")
         self.watcher = RolloutWatcher(self.client, NS, self.fleet.prefix).start()
