@@ -48,6 +48,10 @@ from test.support.rollout_audit import AuditLog, per_client
 
 #: numVfs values the rounds alternate between (FIRST_VFS is the first policy's).
 ROUND_VFS = (4, FIRST_VFS)
+#: What one hollow node costs here, to tell which sizes a machine can run (measured at 500 nodes with
+#: shared clients, docs/rollout.md): memory across its host and daemon processes, and nodes per core.
+NODE_MIB = 4
+NODES_PER_CORE = 1000
 #: The node deletion goes last: it shrinks the fleet the later runs would wait for.
 FAULTS = ("leader_killed", "apiserver_restarted", "daemons_killed", "policy_changed_again", "node_deleted")
 
@@ -221,6 +225,34 @@ def figures_for(r: dict[str, Any]) -> list[Figure]:
     return figs
 
 
+def unreached(n: int, why: str, measured: list[dict[str, Any]]) -> list[Figure]:
+    """The figures of a size not measured here, with why and the largest size that was (the floor)."""
+    done = [r for r in measured if r.get("samples")]
+    floor = ""
+    if done:
+        top = max(done, key=lambda r: r["nodes"])
+        seconds = statistics.median(s["seconds"] for s in top["samples"])
+        floor = (f"; largest size measured in this run: {top['nodes']} nodes, {seconds} s against an ideal of "
+                 f"{top['ideal_seconds']} s (ratio {round(seconds / top['ideal_seconds'], 3)})")
+    note = f"not measured: {why}{floor}"
+    return [Figure(f"rollout_ratio_{n}_nodes", None, "x", target=1.3, target_what="rollout / ideal <= 1.3", note=note),
+            Figure(f"rollout_max_unavailable_exceeded_{n}_nodes", None, "nodes", target=0,
+                   target_what="no pool ever over its maxUnavailable (independent watcher)", note=note)]
+
+
+def fits_here(n: int) -> str | None:
+    """Why this machine cannot run `n` hollow nodes (None when it can): each node holds about
+    NODE_MIB of memory across its host and daemon processes, and a core runs NODES_PER_CORE of them
+    through a rollout (measured; see docs/rollout.md)."""
+    cores = os.cpu_count() or 1
+    mem_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    if n > NODES_PER_CORE * cores:
+        return f"{n} nodes need about {math.ceil(n / NODES_PER_CORE)} cores; this machine has {cores}"
+    if n * NODE_MIB > mem_mib // 2:
+        return f"{n} nodes need about {n * NODE_MIB} MiB; this machine has {mem_mib} MiB"
+    return None
+
+
 def main() -> None:
     parser = benchlib.arg_parser(__doc__)
     parser.add_argument("--nodes", default="500,2000,5000")
@@ -234,6 +266,8 @@ def main() -> None:
     parser.add_argument("--faults", action="store_true", help="also run each fault mid-rollout")
     parser.add_argument("--fault-nodes", type=int, help="the size the faults run at (default: the smallest)")
     parser.add_argument("--fault-list", default=",".join(FAULTS))
+    parser.add_argument("--anywhere", action="store_true",
+                        help="run every size even where this machine's cores or memory look too small for it")
     parser.add_argument("--work-dir", type=Path, help="where control planes and fleets go (default: a temp dir)")
     args = parser.parse_args()
     args.fault_list = [f for f in args.fault_list.split(",") if f]
@@ -254,16 +288,30 @@ def main() -> None:
     else:
         sizes = [int(n) for n in args.nodes.split(",")]
     fault_size = args.fault_nodes or (min(sizes) if args.faults else None)
-    results = []
+    results: list[dict[str, Any]] = []
+    figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="rollout-", dir=args.work_dir) as work:
         for n in sizes:
-            results.append(measure(n, args, faults=n == fault_size, work=Path(work)))
+            why = None if args.anywhere else fits_here(n)
+            if why is not None:
+                print(f"rollout: {n} nodes skipped: {why}", file=sys.stderr, flush=True)
+                results.append({"nodes": n, "skipped": why})
+                continue
+            try:
+                results.append(measure(n, args, faults=n == fault_size, work=Path(work)))
+            except (RuntimeError, TimeoutError, OSError) as exc:  # the size did not come up here
+                print(f"rollout: {n} nodes failed: {exc}", file=sys.stderr, flush=True)
+                results.append({"nodes": n, "error": str(exc)[:2000]})
         if fault_size is not None and fault_size not in sizes:
             args.rounds = 1
             results.append(measure(fault_size, args, faults=True, work=Path(work)))
-    figures = [f for r in results for f in figures_for(r)]
-    exceeded = [f.value for f in figures if "max_unavailable_exceeded" in f.name]
-    figures.append(Figure("rollout_max_unavailable_exceeded", max(exceeded), "nodes", target=0,
+    for r in results:
+        if r.get("samples"):
+            figures += figures_for(r)
+        else:
+            figures += unreached(r["nodes"], r.get("skipped") or f"the run failed: {r.get('error', '')[:300]}", results)
+    exceeded = [f.value for f in figures if "max_unavailable_exceeded" in f.name and f.value is not None]
+    figures.append(Figure("rollout_max_unavailable_exceeded", max(exceeded, default=None), "nodes", target=0,
                           target_what="over every size, round and fault"))
     benchlib.emit("rollout", figures, {"namespace": NS, "sizes": results}, args.out, started)
 
