@@ -136,7 +136,7 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
         rest = load_config(kubeconfig)
         rest.user_agent = DAEMON_USER_AGENT
         # Watches hold a connection each while open; the rest of the pool serves every daemon's requests.
-        rest.max_connections = max(rest.max_connections, count)
+        rest.max_connections = max(rest.max_connections, 2 * count)
         shared = FanoutClient(rest)
     for index in range(first, first + count):
         node = HollowNode(prefix, index)
