@@ -179,6 +179,7 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
         result["rest"] = at_rest(sc, audit, args.rest_seconds)
         result["operator_rss_mib"] = round(benchlib.rss_kib(_operator_pid(sc)) / 1024, 1)
         result["hollow_rss_mib"] = _daemon_rss_mib(sc)
+        result["operator_restarts"] = list(sc.operator_restarts)
         if faults:
             result["faults"] = [fault_run(sc, plan, f, 3 + i % 3) for i, f in enumerate(args.fault_list)]
         return result
