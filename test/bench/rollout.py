@@ -117,6 +117,8 @@ def at_rest(sc: RolloutScenario, audit: AuditLog, seconds: float) -> dict[str, A
 def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) -> dict[str, Any]:
     assert sc.watcher is not None and sc.cp is not None
     timeout = max(900.0, 8 * plan.ideal_seconds())
+    if num_vfs == sc.num_vfs:  # e.g. after "policy changed again" ended where this run would go: no drain
+        num_vfs = 3 + (num_vfs - 2) % 3  # 3 -> 4 -> 5 -> 3, within every hollow NIC's VFs
     sc.watcher.reset_max()
     t0 = sc.change(num_vfs)
     sc.wait_progress(num_vfs, 0.3, timeout)
