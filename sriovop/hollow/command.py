@@ -38,16 +38,20 @@ def _parse_pools(value: str | None) -> dict[str, int]:
 @click.option("--pools", default=None,
               help="Label consecutive nodes sriovop.io/hollow-pool=NAME, e.g. bulk=490,canary=10 (sizes add up "
                    "to --count), for SriovNetworkPoolConfigs to select.")
+@click.option("--clients", type=click.Choice(["shared", "per-daemon"]), default="shared", show_default=True,
+              help="shared: the daemons of a worker process share one API client (one connection pool, one "
+                   "watch per collection fanned out to each daemon); per-daemon: each its own, as on real nodes.")
 @click.option("--namespace", default="sriov-network-operator", show_default=True, help="The operator's namespace.")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=lambda: os.environ.get("KUBECONFIG"), help="Defaults to $KUBECONFIG.")
 @click.option("--stop", "stop_only", is_flag=True,
               help="Stop the fleet recorded in --dir (processes, hosts, Node objects) and exit.")
 def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_delay: float, requeue_after: float,
-                 prefix: str, pools: str | None, namespace: str, kubeconfig: Path | None, stop_only: bool) -> None:
+                 prefix: str, pools: str | None, clients: str, namespace: str, kubeconfig: Path | None,
+                 stop_only: bool) -> None:
     """Register COUNT Nodes and run a real config daemon for each on its own simulated host.
 
-    Each daemon is the unchanged sriovop config daemon with its own API client, watches and writes; no
+    Each daemon is the unchanged sriovop config daemon with its own informers and writes; no
     kubelet runs, so nothing is scheduled on these nodes (drains evict nothing). Runs until Ctrl-C or
     SIGTERM, then removes every process, host and Node it made. Progress goes to stderr.
     """
@@ -68,7 +72,7 @@ def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_del
     try:
         fleet = HollowFleet(Path(directory), Path(kubeconfig), count, per_process=per_process,
                             apply_delay=apply_delay, prefix=prefix, namespace=namespace, requeue_after=requeue_after,
-                            pools=_parse_pools(pools), say=say)
+                            pools=_parse_pools(pools), clients=clients, say=say)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:

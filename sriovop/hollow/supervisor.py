@@ -64,6 +64,9 @@ class HollowFleet:
     prefix: str = DEFAULT_PREFIX
     namespace: str = "sriov-network-operator"
     requeue_after: float = 30.0
+    #: The worker's --clients: "shared" (one API client and one watch per collection per daemons
+    #: process) or "per-daemon" (each daemon its own client and watches, as on real nodes).
+    clients: str = "shared"
     #: Pool label values by consecutive node ranges, e.g. {"bulk": 490, "canary": 10}.
     pools: dict[str, int] = field(default_factory=dict)
     say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
@@ -146,7 +149,7 @@ class HollowFleet:
         s = self.slices[index]
         self._ready_file("daemons", s).unlink(missing_ok=True)
         argv = [*self._argv("daemons", s), "--kubeconfig", str(self.kubeconfig), "--namespace", self.namespace,
-                "--requeue-after", str(self.requeue_after)]
+                "--requeue-after", str(self.requeue_after), "--clients", self.clients]
         s.daemons = process.spawn(argv, self.directory / "logs" / f"daemons-{s.index}.log")
         self._record()
         if wait:

@@ -27,6 +27,9 @@ from sriovop.hollow.fleet import PFS, HollowNode
 HOSTS_DIR = "hosts"
 #: User-Agent of the hollow daemons' API clients, so the API server's audit log can tell them apart.
 DAEMON_USER_AGENT = "sriovop-config-daemon/hollow"
+#: --clients: one API client for the slice's daemons, or one each.
+SHARED, PER_DAEMON = "shared", "per-daemon"
+CLIENT_MODES = (SHARED, PER_DAEMON)
 #: Seconds between two daemons' starts in one worker process.
 START_SPACING = 0.05
 
@@ -110,11 +113,16 @@ def sims(directory: Path, prefix: str, first: int, count: int, ready_file: Path,
 @click.option("--namespace", default="sriov-network-operator", show_default=True)
 @click.option("--requeue-after", type=float, default=30.0, show_default=True,
               help="The daemons' drift re-check period (the config daemon's --requeue-after).")
+@click.option("--clients", type=click.Choice(CLIENT_MODES), default=SHARED, show_default=True,
+              help=f"{SHARED}: the slice's daemons share one API client (one connection pool, one watch per "
+                   f"collection fanned out to each daemon's informers, sriovop.hollow.fanout); {PER_DAEMON}: "
+                   "each daemon has its own client, connections and three watches, as on real nodes.")
 def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Path, kubeconfig: str,
-            namespace: str, requeue_after: float) -> None:
-    """Run one unchanged config daemon per node of the slice, each with its own API client, until SIGTERM."""
+            namespace: str, requeue_after: float, clients: str) -> None:
+    """Run one unchanged config daemon per node of the slice until SIGTERM."""
     from sriovop.daemon.app import Daemon
     from sriovop.daemon.settings import DaemonSettings
+    from sriovop.hollow.fanout import FanoutClient
     from sriovop.runtime.config import load_config
     from sriovop.sim.access import SimKernelAccess
     from sriovop.stopsignals import stop_on_signals
@@ -124,14 +132,26 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
     stop = stop_on_signals("hollow daemons")
     started = time.monotonic()
     running: list[tuple[Daemon, threading.Thread]] = []
-    for index in range(first, first + count):
-        node = HollowNode(prefix, index)
+    shared: FanoutClient | None = None
+    if clients == SHARED:
         rest = load_config(kubeconfig)
         rest.user_agent = DAEMON_USER_AGENT
+        # Watches hold a connection each while open; the rest of the pool serves every daemon's requests.
+        rest.max_connections = max(rest.max_connections, 2 * count)
+        shared = FanoutClient(rest)
+    for index in range(first, first + count):
+        node = HollowNode(prefix, index)
         root = host_root(directory, node)
-        settings = DaemonSettings(node_name=node.name, namespace=namespace, host_root=root, requeue_after=requeue_after)
-        daemon = Daemon(settings, rest, kernel=SimKernelAccess(root))
-        thread = threading.Thread(target=_run_daemon, args=(daemon, stop), name=f"daemon-{node.name}", daemon=True)
+        settings = DaemonSettings(node_name=node.name, namespace=namespace, host_root=root,
+                                  requeue_after=requeue_after)
+        if shared is not None:
+            daemon = Daemon(settings, shared, kernel=SimKernelAccess(root))
+        else:
+            rest = load_config(kubeconfig)
+            rest.user_agent = DAEMON_USER_AGENT
+            daemon = Daemon(settings, rest, kernel=SimKernelAccess(root))
+        thread = threading.Thread(target=_run_daemon, args=(daemon, stop, shared is None),
+                                  name=f"daemon-{node.name}", daemon=True)
         thread.start()
         running.append((daemon, thread))
         # Spread the start-up: a hundred TLS handshakes and informer lists at once from one process on
@@ -146,9 +166,11 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
     deadline = time.monotonic() + 60
     for _daemon, thread in running:
         thread.join(max(0.1, deadline - time.monotonic()))
+    if shared is not None:
+        shared.close()
 
 
-def _run_daemon(daemon: object, stop: threading.Event) -> None:
+def _run_daemon(daemon: object, stop: threading.Event, own_client: bool) -> None:
     from sriovop.daemon.app import Daemon
     from sriovop.daemon.startup import StartupAborted
 
@@ -158,7 +180,8 @@ def _run_daemon(daemon: object, stop: threading.Event) -> None:
     except StartupAborted:
         pass
     finally:
-        daemon.client.close()
+        if own_client:
+            daemon.client.close()
 
 
 if __name__ == "__main__":

@@ -77,7 +77,8 @@ class Figure:
     """One reported number. `target` is an upper bound unless `higher_is_better`."""
 
     name: str
-    value: float
+    #: None: not measured in this run (the note says why); a figure with a target then fails.
+    value: float | None
     unit: str
     baseline: float | None = None
     baseline_what: str = ""
@@ -89,6 +90,9 @@ class Figure:
     passed: bool | None = field(default=None)
 
     def __post_init__(self) -> None:
+        if self.value is None:  # not measured (a size this machine cannot reach): never a pass
+            self.passed = False if self.target is not None else None
+            return
         if self.ratio is None and self.unit == "x":
             self.ratio = self.value  # already a ratio (its baseline is the denominator's absolute value)
         elif self.ratio is None and self.baseline:

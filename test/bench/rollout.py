@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import statistics
 import sys
@@ -47,6 +48,12 @@ from test.support.rollout_audit import AuditLog, per_client
 
 #: numVfs values the rounds alternate between (FIRST_VFS is the first policy's).
 ROUND_VFS = (4, FIRST_VFS)
+#: What one hollow node costs, to tell which sizes a machine can run (docs/rollout.md): memory across
+#: its host and daemon processes (about 2 MiB of RSS at 100 nodes, doubled for the kernel's network
+#: namespace and veths), and nodes per core (a shared 2-core machine finished 100-node rollouts with
+#: faults; 500 nodes started there but their rollout did not finish).
+NODE_MIB = 4
+NODES_PER_CORE = 250
 #: The node deletion goes last: it shrinks the fleet the later runs would wait for.
 FAULTS = ("leader_killed", "apiserver_restarted", "daemons_killed", "policy_changed_again", "node_deleted")
 
@@ -87,7 +94,8 @@ def rounds(sc: RolloutScenario, plan: RolloutPlan, n_rounds: int, audit: AuditLo
                   "daemons_cpu_seconds": round(_daemon_cpu(sc) - dcpu0, 2),
                   "requests": {c: per_client(counts, c, plan.nodes) for c in ("daemons", "operator")},
                   "requests_total_per_node": {c: round(sum(n for (w, _v, _r), n in counts.items() if w == c)
-                                                       / plan.nodes, 2) for c in ("daemons", "operator")}}
+                                                       / plan.nodes, 2) for c in ("daemons", "operator")},
+                  "load_average": [round(x, 1) for x in os.getloadavg()]}
         samples.append(sample)
         print(f"rollout {plan.nodes} nodes round {r + 1}: {sample['seconds']} s (ideal {plan.ideal_seconds()} s), "
               f"max in flight {sample['max_in_flight']}", file=sys.stderr, flush=True)
@@ -109,6 +117,8 @@ def at_rest(sc: RolloutScenario, audit: AuditLog, seconds: float) -> dict[str, A
 def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) -> dict[str, Any]:
     assert sc.watcher is not None and sc.cp is not None
     timeout = max(900.0, 8 * plan.ideal_seconds())
+    if num_vfs == sc.num_vfs:  # e.g. after "policy changed again" ended where this run would go: no drain
+        num_vfs = 3 + (num_vfs - 2) % 3  # 3 -> 4 -> 5 -> 3, within every hollow NIC's VFs
     sc.watcher.reset_max()
     t0 = sc.change(num_vfs)
     sc.wait_progress(num_vfs, 0.3, timeout)
@@ -154,7 +164,8 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
     # With faults, a daemons process holds 5% of the fleet: "5% of the daemons killed" is one process.
     per_process = min(args.per_process, max(1, math.ceil(0.05 * n))) if faults else args.per_process
     plan = RolloutPlan(nodes=n, canary=min(10, max(1, n // 5)), apply_delay=args.apply_delay,
-                       per_process=per_process, operators=2 if faults else 1, requeue_after=args.requeue_after)
+                       per_process=per_process, operators=2 if faults else 1, requeue_after=args.requeue_after,
+                       clients=args.clients)
     print(f"rollout: {n} nodes, pools {plan.pools}, limits {plan.limits}, ideal {plan.ideal_seconds()} s",
           file=sys.stderr, flush=True)
     sc = RolloutScenario(work / f"n{n}", plan)
@@ -166,11 +177,13 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
         audit = AuditLog(sc.cp.dir / "audit.log", BENCH_USER_AGENT)
         result: dict[str, Any] = {"nodes": n, "pools": plan.pools, "limits": plan.limits,
                                   "apply_delay": plan.apply_delay, "ideal_seconds": plan.ideal_seconds(),
-                                  "setup_seconds": round(setup, 1), "per_process": plan.per_process}
+                                  "setup_seconds": round(setup, 1), "per_process": plan.per_process,
+                                  "clients": plan.clients, "load_average": list(os.getloadavg())}
         result.update(rounds(sc, plan, args.rounds, audit))
         result["rest"] = at_rest(sc, audit, args.rest_seconds)
         result["operator_rss_mib"] = round(benchlib.rss_kib(_operator_pid(sc)) / 1024, 1)
         result["hollow_rss_mib"] = _daemon_rss_mib(sc)
+        result["operator_restarts"] = list(sc.operator_restarts)
         if faults:
             result["faults"] = [fault_run(sc, plan, f, 3 + i % 3) for i, f in enumerate(args.fault_list)]
         return result
@@ -217,6 +230,34 @@ def figures_for(r: dict[str, Any]) -> list[Figure]:
     return figs
 
 
+def unreached(n: int, why: str, measured: list[dict[str, Any]]) -> list[Figure]:
+    """The figures of a size not measured here, with why and the largest size that was (the floor)."""
+    done = [r for r in measured if r.get("samples")]
+    floor = ""
+    if done:
+        top = max(done, key=lambda r: r["nodes"])
+        seconds = statistics.median(s["seconds"] for s in top["samples"])
+        floor = (f"; largest size measured in this run: {top['nodes']} nodes, {seconds} s against an ideal of "
+                 f"{top['ideal_seconds']} s (ratio {round(seconds / top['ideal_seconds'], 3)})")
+    note = f"not measured: {why}{floor}"
+    return [Figure(f"rollout_ratio_{n}_nodes", None, "x", target=1.3, target_what="rollout / ideal <= 1.3", note=note),
+            Figure(f"rollout_max_unavailable_exceeded_{n}_nodes", None, "nodes", target=0,
+                   target_what="no pool ever over its maxUnavailable (independent watcher)", note=note)]
+
+
+def fits_here(n: int) -> str | None:
+    """Why this machine cannot run `n` hollow nodes (None when it can): each node holds about
+    NODE_MIB of memory across its host and daemon processes, and a core runs NODES_PER_CORE of them
+    through a rollout (measured; see docs/rollout.md)."""
+    cores = os.cpu_count() or 1
+    mem_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    if n > NODES_PER_CORE * cores:
+        return f"{n} nodes need about {math.ceil(n / NODES_PER_CORE)} cores; this machine has {cores}"
+    if n * NODE_MIB > mem_mib // 2:
+        return f"{n} nodes need about {n * NODE_MIB} MiB; this machine has {mem_mib} MiB"
+    return None
+
+
 def main() -> None:
     parser = benchlib.arg_parser(__doc__)
     parser.add_argument("--nodes", default="500,2000,5000")
@@ -224,10 +265,14 @@ def main() -> None:
     parser.add_argument("--apply-delay", type=float, default=20.0)
     parser.add_argument("--per-process", type=int, default=100)
     parser.add_argument("--requeue-after", type=float, default=30.0)
+    parser.add_argument("--clients", choices=("shared", "per-daemon"), default="shared",
+                        help="the hollow daemons' API clients: one per worker process or one per daemon")
     parser.add_argument("--rest-seconds", type=float, default=120.0)
     parser.add_argument("--faults", action="store_true", help="also run each fault mid-rollout")
     parser.add_argument("--fault-nodes", type=int, help="the size the faults run at (default: the smallest)")
     parser.add_argument("--fault-list", default=",".join(FAULTS))
+    parser.add_argument("--anywhere", action="store_true",
+                        help="run every size even where this machine's cores or memory look too small for it")
     parser.add_argument("--work-dir", type=Path, help="where control planes and fleets go (default: a temp dir)")
     args = parser.parse_args()
     args.fault_list = [f for f in args.fault_list.split(",") if f]
@@ -248,16 +293,30 @@ def main() -> None:
     else:
         sizes = [int(n) for n in args.nodes.split(",")]
     fault_size = args.fault_nodes or (min(sizes) if args.faults else None)
-    results = []
+    results: list[dict[str, Any]] = []
+    figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="rollout-", dir=args.work_dir) as work:
         for n in sizes:
-            results.append(measure(n, args, faults=n == fault_size, work=Path(work)))
+            why = None if args.anywhere else fits_here(n)
+            if why is not None:
+                print(f"rollout: {n} nodes skipped: {why}", file=sys.stderr, flush=True)
+                results.append({"nodes": n, "skipped": why})
+                continue
+            try:
+                results.append(measure(n, args, faults=n == fault_size, work=Path(work)))
+            except (RuntimeError, TimeoutError, OSError) as exc:  # the size did not come up here
+                print(f"rollout: {n} nodes failed: {exc}", file=sys.stderr, flush=True)
+                results.append({"nodes": n, "error": str(exc)[:2000]})
         if fault_size is not None and fault_size not in sizes:
             args.rounds = 1
             results.append(measure(fault_size, args, faults=True, work=Path(work)))
-    figures = [f for r in results for f in figures_for(r)]
-    exceeded = [f.value for f in figures if "max_unavailable_exceeded" in f.name]
-    figures.append(Figure("rollout_max_unavailable_exceeded", max(exceeded), "nodes", target=0,
+    for r in results:
+        if r.get("samples"):
+            figures += figures_for(r)
+        else:
+            figures += unreached(r["nodes"], r.get("skipped") or f"the run failed: {r.get('error', '')[:300]}", results)
+    exceeded = [f.value for f in figures if "max_unavailable_exceeded" in f.name and f.value is not None]
+    figures.append(Figure("rollout_max_unavailable_exceeded", max(exceeded, default=None), "nodes", target=0,
                           target_what="over every size, round and fault"))
     benchlib.emit("rollout", figures, {"namespace": NS, "sizes": results}, args.out, started)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,6 +67,8 @@ class RolloutPlan:
     operators: int = 1
     requeue_after: float = 30.0
     bulk_max_unavailable: str = "10%"
+    #: The hollow daemons' API clients: "shared" per worker process (sriovop.hollow.fanout) or "per-daemon".
+    clients: str = "shared"
 
     def __post_init__(self) -> None:
         if not 1 <= self.canary < self.nodes:
@@ -114,6 +117,10 @@ class RolloutScenario:
     num_vfs: int = FIRST_VFS
     #: Nodes deleted by `delete_draining_node` (the fleet is that much smaller).
     deleted: list[str] = field(default_factory=list)
+    #: Operator replicas that exited on their own and were started again.
+    operator_restarts: list[str] = field(default_factory=list)
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _operators_lock: threading.RLock = field(default_factory=threading.RLock)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def __enter__(self) -> RolloutScenario:
@@ -143,10 +150,12 @@ class RolloutScenario:
         self._bootstrap()
         for i in range(self.plan.operators):
             self.start_operator(i)
+        threading.Thread(target=self._restart_exited_operators, name="rollout-operator-restarts", daemon=True).start()
         started = time.monotonic()
         self.fleet = HollowFleet(self.directory / "fleet", self.cp.kubeconfig, self.plan.nodes,
                                  per_process=self.plan.per_process, apply_delay=self.plan.apply_delay,
-                                 requeue_after=self.plan.requeue_after, pools=self.plan.pools, say=self.say)
+                                 requeue_after=self.plan.requeue_after, pools=self.plan.pools,
+                                 clients=self.plan.clients, say=self.say)
         self.fleet.start()  # assigned first: a start that fails half way is still stopped by stop()
         self.say(f"rollout: fleet of {self.plan.nodes} up in {time.monotonic() - started:.0f}s")
         self.watcher = RolloutWatcher(self.client, NS, self.fleet.prefix).start()
@@ -187,6 +196,7 @@ class RolloutScenario:
         return op
 
     def stop(self) -> None:
+        self._stopping.set()
         if self.watcher is not None:
             self.watcher.stop()
         if self.fleet is not None:
@@ -261,10 +271,27 @@ class RolloutScenario:
     def kill_leader(self) -> int:
         """SIGKILL the operator holding the lease, and start a replacement replica (as its Deployment
         would); returns the killed replica's index."""
-        op = self.leader()
-        i = self.operators.index(op)
-        op.proc.send_signal(signal.SIGKILL)
-        op.proc.wait(30)
-        op.stop()
-        self.start_operator(i)
+        with self._operators_lock:
+            op = self.leader()
+            i = self.operators.index(op)
+            op.proc.send_signal(signal.SIGKILL)
+            op.proc.wait(30)
+            op.stop()
+            self.start_operator(i)
         return i
+
+    def _restart_exited_operators(self) -> None:
+        """An operator replica that exits on its own (it lost its lease on a machine too loaded to renew
+        it in time, and stops as upstream's does) is started again, as its Deployment's kubelet would
+        restart the container; each restart is recorded in `operator_restarts`."""
+        while not self._stopping.wait(1.0):
+            with self._operators_lock:
+                for i, op in enumerate(list(self.operators)):
+                    if op.proc.poll() is not None and not self._stopping.is_set():
+                        self.operator_restarts.append(f"replica {i} exited with {op.proc.returncode}")
+                        self.say(f"rollout: operator replica {i} exited ({op.proc.returncode}); restarting it")
+                        op.stop()
+                        try:
+                            self.start_operator(i)
+                        except AssertionError as exc:
+                            self.say(f"rollout: operator replica {i} did not come back: {exc}")

@@ -13,8 +13,9 @@ Beyond upstream: a node deleted while it holds a slot (Draining or DrainComplete
 garbage-collected (30 min by default): a drain that status, tooling and users see as in progress
 although no node is left to drain, and that a node re-registering under the same name inherits.
 
-Also beyond upstream: when a node frees a slot (its `current-state` returns to Idle) every node waiting
-for a slot is enqueued at once instead of at its next 5 s poll, and a drain that a pod holds up is
+Also beyond upstream: when a node frees a slot (its `current-state` returns to Idle) as many nodes of
+its pool waiting for a slot as the pool has free slots are enqueued at once instead of at their next
+5 s poll (every waiting node when the slot view cannot place the node), and a drain that a pod holds up is
 visible on the NodeState (`sriovnetwork.openshift.io/drain-blocked-by`) and in a Warning Event.
 """
 
@@ -115,7 +116,11 @@ class DrainReconciler:
     def _node_state_requests(self, state: Any, manager: Any) -> Iterable[Request]:
         out = [Request(self.namespace, _name(state))]
         if annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_IDLE:
-            # A slot may have been freed: wake every node waiting for one.
+            # A slot may have been freed: wake as many of its pool's waiting nodes as it has free slots
+            # or, when the slot view cannot tell, every node waiting for one.
+            wake = self.slots.to_wake(_name(state)) if self.slots is not None else None
+            if wake is not None:
+                return out + [Request(self.namespace, n) for n in wake]
             for other in manager.cache.list(SRIOV_NETWORK_NODE_STATE, self.namespace):
                 if (_name(other) != _name(state)
                         and annotation(other, consts.NODE_STATE_DRAIN_ANNOTATION) in WAITING_REQUESTS

@@ -177,6 +177,26 @@ class SlotView:
             return False
         return self.occupied(where[0]) >= where[1]
 
+    def to_wake(self, freed: str) -> list[str] | None:
+        """Who to wake now that `freed` gave its slot back: up to twice as many nodes of its pool waiting for a
+        slot as the pool has free slots (in name order), not every waiting node of the cluster, which
+        would each read their Node and NodeState live before one of them wins the slot (O(N) requests
+        per release, O(N^2) per rollout). `freed` itself is not counted as a holder: this may run
+        before the view saw its release. None when unsure (no pool known): then wake every one."""
+        with self._lock:
+            where = self._pool_of(freed)
+            if where is None:
+                return None
+            pool, limit = where
+            index = self._index or {}
+            held = sum(1 for n in (self._holders | set(self._granted)) - {freed}
+                       if (index.get(n) or ("", 0))[0] == pool)
+            free = len(self._states) if limit == consts.UNLIMITED else max(0, limit - held)
+            waiting = sorted(n for n, (desired, current, _rv) in self._states.items()
+                             if n != freed and desired in WAITING_REQUESTS and current == consts.DRAIN_IDLE
+                             and n not in self._granted and (index.get(n) or ("", 0))[0] == pool)
+            return waiting[:2 * free]  # twice: a release the view has not seen yet may take one
+
     def record_grant(self, node: str, resource_version: int) -> None:
         with self._lock:
             _desired, current, rv = self._states.get(node, (None, None, 0))

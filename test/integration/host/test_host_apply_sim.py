@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import time
@@ -197,6 +198,30 @@ def test_slow_vf_appearance_is_waited_for(tmp_path: Path) -> None:
         sim.fault(pf0["pciAddress"], vf_delay=0.3)
         applier(host).apply([spec(pf0, 4, groups=[netdev_group("0-3")])])
         assert [v["driver"] for v in pf_status(host, pf0["pciAddress"])["Vfs"]] == ["iavf"] * 4
+
+
+def test_slow_vfs_are_looked_for_soon_then_less_often(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait for new VFs starts at 50 ms and doubles up to vf_poll_interval: VFs that take 0.3 s are
+    seen a fraction of a second late, not up to a whole interval (1 s here) late."""
+    import sriovop.host.apply as apply_mod
+
+    slept: list[float] = []
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(apply_mod.time, "sleep", sleep)
+    with sim_host(tmp_path, ["xxv710:1"]) as (sim, host):
+        pf0 = host.discover()[0]
+        sim.fault(pf0["pciAddress"], vf_delay=0.3)
+        options = dataclasses.replace(FAST, vf_poll_interval=1.0)
+        applier(host, options=options).apply([spec(pf0, 4, groups=[netdev_group("0-3")])])
+        assert len(pf_status(host, pf0["pciAddress"])["Vfs"]) == 4
+    polls = [s for s in slept if s in (0.05, 0.1, 0.2, 0.4, 0.8, 1.0)]
+    assert polls[:3] == [0.05, 0.1, 0.2]
+    assert max(polls) <= 1.0
 
 
 def test_vfs_that_never_appear_time_out_and_the_pf_is_reset(tmp_path: Path) -> None:

@@ -70,3 +70,24 @@ def test_deleted_node_leaves_its_pool() -> None:
     assert v.occupied("a") == 1
     v.node_handler().on_delete(node("n1", p="a"))
     assert v.occupied("a") == 0
+
+
+def test_a_freed_slot_wakes_only_its_pools_waiting_nodes_as_many_as_it_can_take() -> None:
+    """A release wakes up to twice the free slots of its own pool (in name order), not every waiting
+    node of the cluster; the node that released is not counted as a holder even before the view saw
+    its release."""
+    req, drn = consts.DRAIN_REQUIRED, consts.DRAINING
+    objs: list[tuple[str, dict[str, Any]]] = [("pool", pool("a", 2, p="a")), ("pool", pool("b", 1, p="b"))]
+    objs += [("node", node(f"a{i}", p="a")) for i in range(6)] + [("node", node(f"b{i}", p="b")) for i in range(3)]
+    objs += [("state", state("a0", 1, req, drn)), ("state", state("a1", 2, req, drn))]
+    objs += [("state", state(f"a{i}", 10 + i, req)) for i in range(2, 6)]
+    objs += [("state", state("b0", 20, req, drn)), ("state", state("b1", 21, req)), ("state", state("b2", 22, req))]
+    v = view(*objs)
+    assert v.to_wake("a0") == ["a2", "a3"]  # one slot free (a0's, still shown as held): two woken
+    v.state_handler().on_update(None, state("a0", 30))
+    v.state_handler().on_update(None, state("a1", 31))
+    assert v.to_wake("a1") == ["a2", "a3", "a4", "a5"]
+    assert v.to_wake("b0") == ["b1", "b2"]
+    v.record_grant("b1", 40)
+    assert v.to_wake("b0") == []  # b1's grant holds the only slot
+    assert SlotView().to_wake("unknown") is None
