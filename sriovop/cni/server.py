@@ -67,6 +67,9 @@ class ServerOptions:
     netns_root: Path = Path("/")
     #: The host root is a simulated host (`sriovop.host.sim`): the PF side of VFs goes to the simulator.
     simulated: bool = False
+    #: The kubelet's pod-resources socket; when set, `sriov` ADD moves only a VF the kubelet allocated to
+    #: the pod in CNI_ARGS (sriovop.cni.deviceowner).
+    pod_resources: Path | None = None
 
 
 @dataclass
