@@ -8,6 +8,7 @@ and PreStartContainer are not asked for (both options false) and answer empty, a
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent import futures
@@ -57,6 +58,8 @@ class ResourceServer(pb_grpc.DevicePluginServicer):
             if add is not None:
                 add(server)
         server.add_insecure_port(f"unix://{self.socket}")
+        # Bound, not yet serving: only root (the kubelet) may connect, whatever the process umask.
+        os.chmod(self.socket, 0o600)
         with self._cond:
             self._running = True
         server.start()
