@@ -10,6 +10,7 @@ Everything is removed on the way out (DaemonSet, server, shim, simulator).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import signal
@@ -26,7 +27,7 @@ from pyroute2 import IPRoute
 from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION
 from sriovop.cni.sim_vfkernel import wire_vf_netdevs
 from sriovop.devcluster.cnishim import shim_binary
-from sriovop.devcluster.images.build import build_images
+from sriovop.devcluster.images.build import build_images, default_out_dir
 from sriovop.devcluster.images.spec import IMAGES
 from sriovop.host.sim import SimHost
 from sriovop.kubelet.podresources import PodResources, list_pod_resources
@@ -174,6 +175,16 @@ def _daemonset(vf: VfNode, image: str, config: Path, plugin_dir: Path, devinfo: 
                      "volumes": [{"name": k, "hostPath": {"path": str(p)}} for k, p in paths.items()]}}}}
 
 
+def _device_plugin_archive() -> Path:
+    """The device-plugin image archive, built (or found current) by one test process at a time: tests
+    in parallel processes would otherwise write the same archive file at once."""
+    out = default_out_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / ".vf-node.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return build_images(out, targets=["device-plugin"], say=lambda _: None)["device-plugin"]
+
+
 def _start_server(vf: VfNode) -> subprocess.Popen[bytes]:
     socket_dir = vf.node_dir / "cni" / "sock"
     with vf.server_log.open("wb") as out:
@@ -200,7 +211,7 @@ def vf_node(cluster: ClusterNodes, kube: Client, namespace: str, work: Path, nod
         create_vfs(sim, 0, vfs)
         wired = wire_vf_netdevs(sim.root)
         vf = VfNode(kube, cluster, node, namespace, sim, wired, f"vf_{uuid.uuid4().hex[:6]}", work)
-        archive = build_images(targets=["device-plugin"], say=lambda _: None)["device-plugin"]
+        archive = _device_plugin_archive()
         subprocess.run(["ctr", "--address", str(cluster.containerd_socket(node)), "-n", "k8s.io", "images",
                         "import", str(archive)], check=True, capture_output=True, timeout=600)
         image = next(spec.name for spec in IMAGES if spec.target == "device-plugin")

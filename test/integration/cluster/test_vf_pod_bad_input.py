@@ -3,7 +3,7 @@ the pod Pending with the scheduler's reason, an ADD that fails after the VF was 
 it was, and a pod cannot take a VF the kubelet allocated to another pod.
 
 Host: the simulated SR-IOV host (4 VFs of a simulated E810) under the real kubelet, scheduler,
-containerd and runc of the session's 2-node cluster (node sriovop-node-1); our device plugin runs as a
+containerd and runc of the session's 2-node cluster (node sriovop-node-2); our device plugin runs as a
 DaemonSet pod and the node's attach plugin delegates to our `sriov` CNI server (test/support/vf_node.py).
 The invalid-NAD event is in test_attach_cluster.py.
 """
@@ -38,7 +38,7 @@ def vfs(cluster_nodes: ClusterNodes, tmp_path_factory: pytest.TempPathFactory) -
     kube.create(NAMESPACE, {"metadata": {"name": namespace}})
     wait_for(lambda: kube.get(SERVICE_ACCOUNT, "default", namespace), timeout=120, what="serviceaccount default")
     try:
-        with vf_node(cluster_nodes, kube, namespace, tmp_path_factory.mktemp("vfbad")) as node:
+        with vf_node(cluster_nodes, kube, namespace, tmp_path_factory.mktemp("vfbad"), node="sriovop-node-2") as node:
             yield node
     finally:
         try:

@@ -43,16 +43,23 @@ def vfs(cluster_nodes: ClusterNodes, kube: Client, node_namespace: str, tmp_path
         yield node
 
 
-def _netns_of(vf: VfNode, pod: str) -> str:
-    """The name (under /var/run/netns) of the pod sandbox's network namespace, from containerd."""
+def _kill_netns_of(vf: VfNode, pod: str) -> list[str]:
+    """End the pod's network namespace as far as the CNI can tell, before the runtime's DEL: the VF goes
+    back to the host as the kernel returns it from a dying namespace (sim_vfkernel.kill_netns), and
+    containerd's netns mount is taken away, so containerd sees it closed and DELs with no CNI_NETNS.
+    The pause process keeps the (now VF-less) namespace until the pod is deleted."""
     crictl = [str(find_node_binaries(build=False).crictl), "--runtime-endpoint",
               f"unix://{vf.cluster.containerd_socket(vf.node)}"]
     sandbox = subprocess.run([*crictl, "pods", "-q", "--namespace", vf.namespace, "--name", pod, "--state", "ready"],
                              capture_output=True, text=True, check=True, timeout=60).stdout.split()[0]
     info = json.loads(subprocess.run([*crictl, "inspectp", sandbox], capture_output=True, text=True, check=True,
-                                     timeout=60).stdout)
-    path = next(ns["path"] for ns in info["info"]["runtimeSpec"]["linux"]["namespaces"] if ns["type"] == "network")
-    return Path(path).name
+                                     timeout=60).stdout)["info"]
+    path = next(ns["path"] for ns in info["runtimeSpec"]["linux"]["namespaces"] if ns["type"] == "network")
+    name = f"churn-dead-{sandbox[:8]}"
+    subprocess.run(["ip", "netns", "attach", name, str(info["pid"])], check=True, capture_output=True, timeout=60)
+    returned = kill_netns(vf.sim.root, name)
+    subprocess.run(["umount", path], check=True, capture_output=True, timeout=60)
+    return returned
 
 
 def _vf_of(vf: VfNode, pod: dict[str, Any]) -> str:
@@ -98,7 +105,7 @@ def test_100_vf_pods_through_kubelet_and_device_plugin_restarts(vfs: VfNode, kub
             # The pod's namespace dies before the runtime's DEL: the VF comes back to the host as the
             # kernel returns it (named net1), and the DEL that follows finds no namespace to open.
             victim = sorted(names)[0]
-            assert kill_netns(vfs.sim.root, _netns_of(vfs, victim)) == ["net1"]
+            assert _kill_netns_of(vfs, victim) == ["net1"]
         for name in names:
             kube.delete(POD, name, vfs.namespace)
         wait_for(lambda names=names: vfs.gone(names), timeout=POD_TIMEOUT_S,  # type: ignore[misc]
