@@ -14,6 +14,10 @@ import stat
 import subprocess
 from pathlib import Path
 
+from sriovop.deviceplugin.config import parse_config
+from sriovop.deviceplugin.pools import ResourcePool
+from sriovop.deviceplugin.server import ResourceServer
+from sriovop.host.paths import HostPaths
 from test.support.controllers_harness import wait_for
 from test.support.device_plugin_process import device_plugin
 from test.support.host_sim import applier, sim_host
@@ -48,3 +52,22 @@ def test_a_non_root_process_cannot_connect_to_the_device_plugin_socket(tmp_path:
             assert os.getuid() == 0, "the root half of this test needs root"
             with socket.socket(socket.AF_UNIX) as root_conn:
                 root_conn.connect(str(sock))
+
+
+def test_a_stopping_plugin_leaves_the_socket_its_successor_bound(tmp_path: Path) -> None:
+    """A DaemonSet rollout: the new plugin binds the same path while the old one is still stopping. The
+    old one must not remove the new one's socket (the kubelet's plugin watcher would drop the resource).
+    Host: this machine (two gRPC servers on one unix socket path; no devices needed)."""
+    [config] = parse_config(json.dumps({"resourceList": [{"resourceName": "rolled", "selectors": {}}]}), "sim.io")
+    path = tmp_path / "sim.io_rolled.sock"
+    old = ResourceServer(ResourcePool(config), path, HostPaths(tmp_path), tmp_path / "devinfo")
+    new = ResourceServer(ResourcePool(config), path, HostPaths(tmp_path), tmp_path / "devinfo")
+    old.start()
+    new.start()
+    successor = path.stat().st_ino
+    old.stop()
+    try:
+        assert path.is_socket() and path.stat().st_ino == successor
+    finally:
+        new.stop()
+    assert not path.exists(), "a plugin removes its own socket when it stops"
