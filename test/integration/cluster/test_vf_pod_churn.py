@@ -20,7 +20,8 @@ import pytest
 
 from sriovop.cni.sim_vfkernel import kill_netns
 from sriovop.devcluster.binaries import find_node_binaries
-from sriovop.kubelet.podresources import list_pod_resources
+from sriovop.kubelet.channel import KubeletApiError
+from sriovop.kubelet.podresources import allocatable_devices, list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, running_pod
@@ -71,15 +72,27 @@ def _vf_of(vf: VfNode, pod: dict[str, Any]) -> str:
     return device
 
 
+def _kubelet_devices(vf: VfNode) -> int:
+    """How many devices of the resource the kubelet itself can allocate now (healthy, from a live
+    endpoint); node status lags behind it by a status update."""
+    try:
+        return sum(len(c.device_ids) for c in allocatable_devices(vf.pod_resources, timeout=5)
+                   if c.resource_name == vf.resource)
+    except KubeletApiError:
+        return 0
+
+
 def _restart_device_plugin(vf: VfNode) -> None:
-    """Delete the device-plugin pod; the DaemonSet makes a new one, which registers again."""
+    """Delete the device-plugin pod; the DaemonSet makes a new one, which registers again. Pods are
+    only created again once the old pod is gone and the kubelet has every device back."""
     [old] = vf.device_plugin_pods()
     vf.kube.delete(POD, old["metadata"]["name"], vf.namespace)
     wait_for(lambda: [p for p in vf.device_plugin_pods() if p["metadata"]["uid"] != old["metadata"]["uid"]
-                      and running_pod(vf.kube, vf.namespace, p["metadata"]["name"])],
-             timeout=DP_TIMEOUT_S, what="the DaemonSet's new device-plugin pod Running")
-    wait_for(lambda: vf.allocatable() == str(len(vf.vfs)), timeout=DP_TIMEOUT_S,
-             what="allocatable whole again after the device-plugin restart")
+                      and running_pod(vf.kube, vf.namespace, p["metadata"]["name"])]
+             and not [p for p in vf.device_plugin_pods() if p["metadata"]["uid"] == old["metadata"]["uid"]],
+             timeout=DP_TIMEOUT_S, what="the old device-plugin pod gone and the DaemonSet's new one Running")
+    wait_for(lambda: _kubelet_devices(vf) == len(vf.vfs) and vf.allocatable() == str(len(vf.vfs)),
+             timeout=DP_TIMEOUT_S, what="every device back in the kubelet after the device-plugin restart")
 
 
 def test_100_vf_pods_through_kubelet_and_device_plugin_restarts(vfs: VfNode, kube: Client) -> None:
@@ -114,8 +127,8 @@ def test_100_vf_pods_through_kubelet_and_device_plugin_restarts(vfs: VfNode, kub
         if rnd == KUBELET_RESTART_ROUND:
             subprocess.run([*SRIOVOP, "dev", "cluster", "restart-kubelet", "--dir", str(vfs.cluster.dir),
                             "--node", vfs.node], check=True, capture_output=True, timeout=300)
-            wait_for(lambda: vfs.allocatable() == str(slots), timeout=DP_TIMEOUT_S,
-                     what="allocatable whole after the kubelet restart")
+            wait_for(lambda: _kubelet_devices(vfs) == slots and vfs.allocatable() == str(slots),
+                     timeout=DP_TIMEOUT_S, what="every device back in the kubelet after its restart")
         if rnd == DEVICE_PLUGIN_RESTART_ROUND:
             _restart_device_plugin(vfs)
     assert cycles == 100 and seen == set(vfs.vfs)
