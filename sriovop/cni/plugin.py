@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from sriovop.cni.context import Node, default_kernel
 from sriovop.cni.errors import INVALID_ENV, CniError
@@ -27,8 +28,10 @@ def _version_of(stdin: bytes) -> str:
 class SriovPlugin:
     """ADD / DEL / CHECK / VERSION of the `sriov` plugin against one node."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, pod_resources: Path | None = None) -> None:
         self.node = node
+        #: The kubelet's pod-resources socket: when set, ADD takes only a VF the kubelet allocated to the pod.
+        self.pod_resources = pod_resources
 
     def __call__(self, req: CniRequest) -> CniResponse:
         command = req.command
@@ -39,6 +42,10 @@ class SriovPlugin:
                 from sriovop.cni.add import cmd_add
 
                 conf = parse(req.stdin, req.env)
+                if self.pod_resources is not None:
+                    from sriovop.cni.deviceowner import check_owner
+
+                    check_owner(self.pod_resources, req.env.get("CNI_ARGS", ""), conf.device_id)
                 return CniResponse(stdout=json.dumps(cmd_add(self.node, req, conf)) + "\n")
             if command == "DEL":
                 from sriovop.cni.delete import cmd_del
@@ -60,4 +67,4 @@ class SriovPlugin:
 def sriov_handler(options: ServerOptions, kernel: VfKernel | None = None) -> Handler:
     node = Node(root=options.host_root, kernel=kernel or default_kernel(options), state_dir=options.state_dir,
                 netns_root=options.netns_root, cni_path_prefix=options.cni_path_prefix)
-    return SriovPlugin(node)
+    return SriovPlugin(node, options.pod_resources)

@@ -75,6 +75,9 @@ class ServerOptions:
     #: The PF side of VFs (IFLA_VF_*); None: PF netlink on this host (`RealVfKernel`). The command that
     #: builds the server chooses (a development host passes its own).
     kernel: VfKernel | None = None
+    #: The kubelet's pod-resources socket; when set, `sriov` ADD moves only a VF the kubelet allocated to
+    #: the pod in CNI_ARGS (sriovop.cni.deviceowner).
+    pod_resources: Path | None = None
 
 
 @dataclass

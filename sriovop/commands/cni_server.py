@@ -28,10 +28,13 @@ log = lazy_logger(__name__)
 @click.option("--netns-root", type=click.Path(file_okay=False, path_type=Path), default="/", show_default=True,
               help="Where the runtime's netns paths resolve, to tell a live allocation from a stale one "
                    "(with hostPID: /proc/1/root).")
+@click.option("--pod-resources-socket", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The kubelet's pod-resources socket (/var/lib/kubelet/pod-resources/kubelet.sock): sriov ADD "
+                   "then takes only a VF the kubelet allocated to the pod. Unset: no ownership check.")
 @simulated_host_option("--host-root")
 @log_options()
 def command(socket_dir: Path, plugins: str, host_root: Path, state_dir: Path, cni_path_prefix: str, netns_root: Path,
-            simulated_host: bool, log_level: str, log_format: str) -> None:
+            pod_resources_socket: Path | None, simulated_host: bool, log_level: str, log_format: str) -> None:
     """Serve sriovop's CNI plugins (sriov, ib-sriov) on unix sockets for the static shim.
 
     Only root on the node may connect (socket 0600, SO_PEERCRED uid 0). SIGTERM/SIGINT stop it (exit 0).
@@ -43,7 +46,8 @@ def command(socket_dir: Path, plugins: str, host_root: Path, state_dir: Path, cn
 
     names = [n.strip() for n in plugins.split(",") if n.strip()]
     options = ServerOptions(host_root=host_root, state_dir=state_dir, cni_path_prefix=cni_path_prefix,
-                            netns_root=netns_root, kernel=vf_kernel(host_root, simulated_host))
+                            netns_root=netns_root, kernel=vf_kernel(host_root, simulated_host),
+                            pod_resources=pod_resources_socket)
     try:
         handlers = load_handlers(names, options)
     except ValueError as exc:

@@ -124,7 +124,8 @@ class AttachNode:
 
     def start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.proc = process.spawn(self.server_argv(), self.log, env=dict(os.environ))
+        # The delegates it runs (e.g. the `sriov` shim) reach this node's servers, not the host's default dir.
+        self.proc = process.spawn(self.server_argv(), self.log, env={**os.environ, **self.containerd_env()})
         socket = self.socket_dir / f"{PLUGIN}.sock"
         limit = scaled(SERVER_READY_TIMEOUT_S)
         deadline = time.monotonic() + limit

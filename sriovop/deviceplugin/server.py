@@ -8,6 +8,8 @@ and PreStartContainer are not asked for (both options false) and answer empty, a
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent import futures
@@ -23,6 +25,9 @@ from sriovop.kubelet import deviceplugin_v1beta1_pb2 as pb
 from sriovop.kubelet import deviceplugin_v1beta1_pb2_grpc as pb_grpc
 
 log = structlog.get_logger(__name__)
+
+#: Distinct private names for the sockets this process binds (renamed into place at once).
+_BIND_SEQ = itertools.count()
 
 HEALTHY = "Healthy"
 UNHEALTHY = "Unhealthy"
@@ -43,6 +48,7 @@ class ResourceServer(pb_grpc.DevicePluginServicer):
         self._running = False
         self._server: grpc.Server | None = None
         self.allocations: list[list[str]] = []
+        self._socket_inode: int | None = None
 
     # --- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -56,7 +62,14 @@ class ResourceServer(pb_grpc.DevicePluginServicer):
             add = getattr(servicer, "add_to_server", None)
             if add is not None:
                 add(server)
-        server.add_insecure_port(f"unix://{self.socket}")
+        # Bound under a private name, then renamed into place: gRPC removes the path it bound when it
+        # stops, and by then `socket` may be the next plugin's (see _unlink_own_socket).
+        bound = self.socket.with_name(f".{os.getpid()}-{next(_BIND_SEQ)}.sock")
+        server.add_insecure_port(f"unix://{bound}")
+        # Bound, not yet serving: only root (the kubelet) may connect, whatever the process umask.
+        os.chmod(bound, 0o600)
+        self._socket_inode = os.stat(bound).st_ino
+        os.replace(bound, self.socket)
         with self._cond:
             self._running = True
         server.start()
@@ -71,9 +84,19 @@ class ResourceServer(pb_grpc.DevicePluginServicer):
         if self._server is not None:
             self._server.stop(grace=1).wait(5)
             self._server = None
-        self.socket.unlink(missing_ok=True)
+        self._unlink_own_socket()
         if remove_infos:
             deviceinfo.remove_infos(self.devinfo_dir, self.pool.name)
+
+    def _unlink_own_socket(self) -> None:
+        """Remove the socket file only if it is still the one this server bound: in a DaemonSet rollout
+        the next plugin process binds the same path before this one stops, and the kubelet's plugin
+        watcher would take the removal of the new file for that plugin going away."""
+        try:
+            if os.lstat(self.socket).st_ino == self._socket_inode:
+                self.socket.unlink()
+        except FileNotFoundError:
+            pass
 
     def socket_present(self) -> bool:
         return self.socket.is_socket()

@@ -30,6 +30,7 @@ OPERATOR_WEBHOOK_SERVICE_ACCOUNT = "operator-webhook-sa"
 INJECTOR_SERVICE_ACCOUNT = "network-resources-injector-sa"
 CONFIG_DAEMON_COMMAND = ("sriovop", "config-daemon")
 CNI_SERVER_NAME = "sriov-cni-server"
+POD_RESOURCES_DIR = "/var/lib/kubelet/pod-resources"
 #: The sockets the CNI shims on /opt/cni/bin connect to, and the plugins' state (upstream's /var/lib/cni).
 CNI_SOCKET_ROOT = "/var/run/sriovop"
 CNI_STATE_DIR = "/var/lib/cni"
@@ -117,7 +118,8 @@ def _cni_server(settings: RenderSettings) -> Obj:
         "image": settings.config_daemon_image,
         "command": ["sriovop", "cni-server"],
         "args": ["--plugins=sriov,ib-sriov", f"--socket-dir={CNI_SOCKET_ROOT}/cni", f"--state-dir={CNI_STATE_DIR}",
-                 "--netns-root=/proc/1/root", f"--cni-path-prefix={HOST_ROOT}"],
+                 "--netns-root=/proc/1/root", f"--cni-path-prefix={HOST_ROOT}",
+                 f"--pod-resources-socket={POD_RESOURCES_DIR}/kubelet.sock"],
         "securityContext": {"privileged": True, "readOnlyRootFilesystem": True},
         "resources": _small_requests("10m", "50Mi"),
         "volumeMounts": [
@@ -125,6 +127,8 @@ def _cni_server(settings: RenderSettings) -> Obj:
             {"name": "cni-state", "mountPath": CNI_STATE_DIR},
             {"name": "cnibin", "mountPath": HOST_ROOT + settings.cni_bin_path, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
+            # sriov ADD asks the kubelet which pod holds the VF it is to move (sriovop.cni.deviceowner).
+            {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True},
         ],
     }
 
@@ -206,6 +210,7 @@ def config_daemon_daemonset(settings: RenderSettings, operator_config: Mapping[s
                         {"name": "tmp", "emptyDir": {}},
                         {"name": "cni-sockets", "hostPath": {"path": CNI_SOCKET_ROOT, "type": "DirectoryOrCreate"}},
                         {"name": "cni-state", "hostPath": {"path": CNI_STATE_DIR, "type": "DirectoryOrCreate"}},
+                        {"name": "pod-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "DirectoryOrCreate"}},
                     ],
                 },
             },

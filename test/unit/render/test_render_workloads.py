@@ -72,6 +72,9 @@ def test_config_daemon_is_privileged_host_daemon() -> None:
     # IPAM plugins run from the host's CNI bin directory, at the runtime's CNI_PATH under /host.
     assert mounts["cnibin"] == "/host" + volumes["cnibin"]["hostPath"]["path"]
     assert "--cni-path-prefix=/host" in cni["args"]
+    # The VF ownership check asks the node's kubelet (pod-resources), read-only.
+    assert "--pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock" in cni["args"]
+    assert volumes["pod-resources"]["hostPath"]["path"] == mounts["pod-resources"] == "/var/lib/kubelet/pod-resources"
 
 
 def test_config_daemon_options_from_operator_config() -> None:
