@@ -25,15 +25,15 @@ from typing import Any
 from pyroute2 import IPRoute
 
 from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION
-from sriovop.sim.vf_netdevs import wire_vf_netdevs
 from sriovop.devcluster.cnishim import shim_binary
 from sriovop.devcluster.images.build import build_images, default_out_dir
 from sriovop.devcluster.images.spec import IMAGES
-from sriovop.sim.host import SimHost
 from sriovop.kubelet.podresources import PodResources, list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import DAEMON_SET, EVENT, NODE, POD
+from sriovop.sim.host import SimHost
+from sriovop.sim.vf_netdevs import wire_vf_netdevs
 from test.support.cluster import SRIOVOP, ClusterNodes, pod_on, running_pod
 from test.support.cni_sim import create_vfs
 from test.support.controllers_harness import wait_for

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from sriovop.sim.vf_netdevs import kill_netns
 from sriovop.devcluster.binaries import find_node_binaries
 from sriovop.kubelet.channel import KubeletApiError
 from sriovop.kubelet.podresources import allocatable_devices, list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD
+from sriovop.sim.vf_netdevs import kill_netns
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, running_pod
 from test.support.controllers_harness import wait_for
 from test.support.kube import apply_crds
