@@ -2,6 +2,7 @@
 `sriovop dev cluster up --vm-nodes 1` runs (one way to render, boot and join the guest node)."""
 
 from sriovop.devcluster.vmnode import (
+    GUEST_IP,
     KUBELET_PID_FILE,
     NODE_DIR,
     NODE_NAME,
@@ -12,5 +13,5 @@ from sriovop.devcluster.vmnode import (
     start_node,
 )
 
-__all__ = ["KUBELET_PID_FILE", "NODE_DIR", "NODE_NAME", "ClusterAccess", "join", "keep_logs", "node_vm",
+__all__ = ["GUEST_IP", "KUBELET_PID_FILE", "NODE_DIR", "NODE_NAME", "ClusterAccess", "join", "keep_logs", "node_vm",
            "start_node"]
