@@ -7,7 +7,7 @@ Two ways to use it:
     rc, console = GuestVM(igb=1).run("cat /sys/class/net/eth0/device/sriov_totalvfs", timeout=120)
 
     with GuestVM(igb=1, apiserver_port=cp_port, files={"kubeconfig": guest_kubeconfig(kc)}).start(
-            "exec /work/main/.venv/bin/sriovop config-daemon --kubeconfig /run/job/kubeconfig") as g:
+            "exec /repo/.venv/bin/sriovop config-daemon --kubeconfig /run/job/kubeconfig") as g:
         g.wait_for(r"started", timeout=120)     # meanwhile the test talks to the API server
         rc, console = g.stop()                   # SIGTERM to the command's process group, then poweroff
 

@@ -1,6 +1,6 @@
 """LIST then WATCH one collection into a sink, forever, with client-go's recovery rules.
 
-Rules kept from client-go (see /work/shared/reference/client-go.md §1):
+Rules kept from client-go's reflector:
 - first LIST at RV "0" (served by the watch cache), later relists at the last synced RV ("not older
   than"), RV "" only after that LIST failed with Expired/too-large RV; pages of 500 when the RV is
   ""/"0", unpaged otherwise; a 410 on a continue page falls back to one unpaged list.
