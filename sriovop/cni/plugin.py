@@ -32,6 +32,11 @@ class SriovPlugin:
         self.node = node
         #: The kubelet's pod-resources socket: when set, ADD takes only a VF the kubelet allocated to the pod.
         self.pod_resources = pod_resources
+        if pod_resources is not None:
+            # The ownership check's gRPC stack is imported here, at server start, not inside the first
+            # ADD: on a slow node (the emulated guest) that import took the first pods' ADDs to 44 s.
+            import sriovop.cni.add
+            import sriovop.cni.deviceowner  # noqa: F401
 
     def __call__(self, req: CniRequest) -> CniResponse:
         command = req.command

@@ -302,11 +302,22 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     holders = {s["vf"]["pci_sysfs"]: f"default/{s['pod']}" for s in seen}
     scraped: list[list[dict[str, str]]] = []
 
+    scrape_errors: list[str] = []
+
     def kubepoddevice_names_the_holders() -> bool:
-        scraped.append(pods.kubepoddevices(shell))
+        # A Running exporter pod may not listen yet (its imports are slow under TCG): a refused scrape is
+        # asked again until the deadline, and the last refusal is named if it never answers.
+        try:
+            scraped.append(pods.kubepoddevices(shell))
+        except AssertionError as exc:
+            scrape_errors.append(str(exc))
+            return False
         return pods.device_holders(scraped[-1]) == holders
 
-    _wait("sriov_kubepoddevice naming the pod holding each VF", kubepoddevice_names_the_holders)
+    try:
+        _wait("sriov_kubepoddevice naming the pod holding each VF", kubepoddevice_names_the_holders)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last scrape: {scraped[-1:] or scrape_errors[-1:]}") from None
     record["kubepoddevice"] = pods.device_holders(scraped[-1])
     record["kubepoddevice_rows"] = scraped[-1]
     a, b = seen
