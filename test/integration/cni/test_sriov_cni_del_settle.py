@@ -119,8 +119,10 @@ def test_a_vf_that_never_settles_fails_the_del_naming_it_and_the_next_del_finish
     assert dele.exit_code == 1
     err = json.loads(dele.stdout)
     assert err["msg"] == "the VF did not return to the state ADD found", err
-    assert err["details"] == (f"deviceID {pci} after 2s: vlan/qos/proto is (100, 0, '802.1q'), ADD found (0, 0, "
-                              f"'802.1q'); MAC is '{STALE_MAC}', ADD found '{before['mac']}'"), err
+    # The VLAN never settles (each restore sets off another reset). Whether the MAC was caught changed
+    # too depends on where the last read fell against the reset, which a busy machine decides.
+    head = f"deviceID {pci} after 2s: vlan/qos/proto is (100, 0, '802.1q'), ADD found (0, 0, '802.1q')"
+    assert err["details"] in (head, f"{head}; MAC is '{STALE_MAC}', ADD found '{before['mac']}'"), err
     # The cache stays for the runtime's next DEL, which finishes once the driver leaves the VF alone.
     assert env.leftovers() == ["sriov/c1-net1", f"sriov/pci/{pci}"]
     kernel.armed = False

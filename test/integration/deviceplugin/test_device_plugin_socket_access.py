@@ -39,7 +39,7 @@ def test_a_non_root_process_cannot_connect_to_the_device_plugin_socket(tmp_path:
         registry.mkdir(mode=0o755)
         tmp_path.chmod(0o755)
         with device_plugin(tmp_path / "dp.log", f"--config-file={config}", "--resource-prefix=sim.io",
-                           f"--host-root={sim.root}", f"--plugin-registry-dir={registry}",
+                           f"--host-root={sim.root}", "--simulated-host", f"--plugin-registry-dir={registry}",
                            f"--devinfo-dir={tmp_path / 'devinfo'}", "--watch-interval=0.5"):
             sock = wait_for(lambda: next(iter(registry.glob("*.sock")), None), timeout=120,
                             what="the device plugin's socket in the registry directory")
