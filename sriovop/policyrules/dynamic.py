@@ -10,7 +10,9 @@ from sriovop.api.v1.nicselector import nic_selector_matches
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.policyrules.denied import Denied
 from sriovop.policyrules.fields import as_map, loose_int, loose_str
+from sriovop.policyrules.identity_memo import IdentityMemo
 from sriovop.policyrules.peers import (
+    NODE_MEMO_LIMIT,
     AliasKey,
     Peer,
     cached_aliases,
@@ -22,7 +24,6 @@ from sriovop.policyrules.peers import (
 from sriovop.policyrules.pfselection import explain_mismatch, parse_pf_name
 from sriovop.policyrules.spec import PolicySpec
 from sriovop.policyrules.view import ClusterView
-from sriovop.runtime.objects import FrozenDict
 
 #: Substrings of a node's spec.providerID that mean a virtual platform (upstream's PlatformsMap).
 VIRTUAL_PLATFORMS = ("openstack", "aws")
@@ -43,22 +44,14 @@ def _read_interfaces(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return [i for i in ifaces if isinstance(i, dict)] if isinstance(ifaces, list) else []
 
 
-#: id(NodeState) → (that object, its interfaces): the same identity rule as `_node_facts` below. A
-#: validation reads every selected node's interfaces; rebuilding the list each time was a fifth of its CPU.
-_INTERFACES_CACHE: dict[int, tuple[object, list[dict[str, Any]]]] = {}
+#: NodeState → its interfaces (IdentityMemo). A validation reads every selected node's interfaces;
+#: rebuilding the list each time was a fifth of its CPU.
+_INTERFACES_CACHE: IdentityMemo[list[dict[str, Any]]] = IdentityMemo(NODE_MEMO_LIMIT)
 
 
 def _interfaces(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The NodeState's PFs (callers only read the list)."""
-    hit = _INTERFACES_CACHE.get(id(state))
-    if hit is not None and hit[0] is state:
-        return hit[1]
-    ifaces = _read_interfaces(state)
-    if type(state) is FrozenDict:
-        if len(_INTERFACES_CACHE) >= _NODE_CACHE_MAX:
-            _INTERFACES_CACHE.clear()
-        _INTERFACES_CACHE[id(state)] = (state, ifaces)
-    return ifaces
+    return _INTERFACES_CACHE.get(state, lambda: _read_interfaces(state))
 
 
 def _virtual(node: Mapping[str, Any]) -> bool:
@@ -67,22 +60,14 @@ def _virtual(node: Mapping[str, Any]) -> bool:
     return any(platform in provider for platform in VIRTUAL_PLATFORMS)
 
 
-#: id(Node) → (that object, its name, labels, virtual platform): the same identity rule as the memos of
-#: `policy_peers` (frozen cache objects only), so a request reads each cached Node's fields once.
-_NODE_CACHE: dict[int, tuple[object, str, Mapping[str, Any], bool]] = {}
-_NODE_CACHE_MAX = 65536
+#: Node → its name, labels and virtual platform (IdentityMemo), so a request reads each cached Node's
+#: fields once.
+_NODE_CACHE: IdentityMemo[tuple[str, Mapping[str, Any], bool]] = IdentityMemo(NODE_MEMO_LIMIT)
 
 
 def _node_facts(node: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], bool]:
-    hit = _NODE_CACHE.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1], hit[2], hit[3]
-    name, labels, virtual = _name(node), (node.get("metadata") or {}).get("labels") or {}, _virtual(node)
-    if type(node) is FrozenDict:
-        if len(_NODE_CACHE) >= _NODE_CACHE_MAX:
-            _NODE_CACHE.clear()
-        _NODE_CACHE[id(node)] = (node, name, labels, virtual)
-    return name, labels, virtual
+    return _NODE_CACHE.get(node, lambda: (_name(node), (node.get("metadata") or {}).get("labels") or {},
+                                          _virtual(node)))
 
 
 def interface_unselected_reason(

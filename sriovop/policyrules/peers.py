@@ -16,9 +16,9 @@ from sriovop.api.v1.nicselector import interface_names
 from sriovop.api.v1.pfnames import PfNameError
 from sriovop.policyrules.denied import Denied
 from sriovop.policyrules.fields import loose_str
+from sriovop.policyrules.identity_memo import IdentityMemo
 from sriovop.policyrules.pfselection import PfName, parse_pf_name, ranges_overlap
 from sriovop.policyrules.spec import PolicySpec, parse_policy_leniently
-from sriovop.runtime.objects import FrozenDict
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,31 +40,24 @@ def to_peer(spec: PolicySpec) -> Peer:
     return Peer(spec, tuple(pfs), tuple(sorted(spec.node_selector.items())))
 
 
-#: id(stored policy) → (that object, its parsed form), for frozen objects only: a cache hands out the
-#: same FrozenDict until the object changes (it is replaced, never mutated), so an identity check makes
-#: a hit safe. A live view's fresh plain dicts are never kept (they would only pin memory). Bounded.
-_PEER_CACHE: dict[int, tuple[object, Peer | None]] = {}
-_PEER_CACHE_MAX = 4096
+#: Stored policy → its parsed form (frozen cache objects only, see IdentityMemo).
+_PEER_CACHE: IdentityMemo[Peer | None] = IdentityMemo(4096)
+
+
+def _parse_peer(obj: object) -> Peer | None:
+    spec = parse_policy_leniently(obj)
+    return to_peer(spec) if spec else None
 
 
 def cached_peer(obj: object) -> Peer | None:
-    hit = _PEER_CACHE.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    spec = parse_policy_leniently(obj)
-    peer = to_peer(spec) if spec else None
-    if type(obj) is FrozenDict:
-        if len(_PEER_CACHE) >= _PEER_CACHE_MAX:
-            _PEER_CACHE.clear()
-        _PEER_CACHE[id(obj)] = (obj, peer)
-    return peer
+    return _PEER_CACHE.get(obj, lambda: _parse_peer(obj))
 
 
 AliasKey = tuple[tuple[str, str], ...]
-#: id(NodeState) → (that object, its name aliases, their hashable key); the same identity rule as peers.
-#: Sized for one entry per node of a large cluster: a smaller bound would be cleared on every request.
-_ALIAS_CACHE: dict[int, tuple[object, dict[str, str], AliasKey]] = {}
-_ALIAS_CACHE_MAX = 65536
+#: NodeState → its name aliases and their hashable key; the same identity rule as peers. Sized for one
+#: entry per node of a large cluster: a smaller bound would be cleared on every request.
+NODE_MEMO_LIMIT = 65536
+_ALIAS_CACHE: IdentityMemo[tuple[dict[str, str], AliasKey]] = IdentityMemo(NODE_MEMO_LIMIT)
 
 
 def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -77,21 +70,17 @@ def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:
-    hit = _ALIAS_CACHE.get(id(state))
-    if hit is not None and hit[0] is state:
-        return hit[1], hit[2]
+def _keyed_aliases(interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:
     aliases = _aliases(interfaces)
-    key = tuple(sorted(aliases.items()))
-    if len(_ALIAS_CACHE) >= _ALIAS_CACHE_MAX:
-        _ALIAS_CACHE.clear()
-    if type(state) is FrozenDict:
-        _ALIAS_CACHE[id(state)] = (state, aliases, key)
-    return aliases, key
+    return aliases, tuple(sorted(aliases.items()))
 
 
-#: id(NodeState) → (that object, the shape of its interfaces); the same identity rule as peers.
-_SHAPE_CACHE: dict[int, tuple[object, str]] = {}
+def cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:
+    return _ALIAS_CACHE.get(state, lambda: _keyed_aliases(interfaces))
+
+
+#: NodeState → the shape of its interfaces; the same identity rule as peers.
+_SHAPE_CACHE: IdentityMemo[str] = IdentityMemo(NODE_MEMO_LIMIT)
 #: Interface fields that no selection or limit check reads (unique per node, so they would defeat the memo).
 _SHAPELESS = frozenset({"mac", "linkSpeed", "Vfs", "eSwitchMode"})
 
@@ -100,15 +89,8 @@ def cached_shape(state: object, interfaces: Sequence[Mapping[str, Any]]) -> str:
     """A key equal for NodeStates whose interfaces are judged alike: everything the per-interface
     checks read (names, PCI addresses, vendor, device, VF counts, MTU, link type, netFilter, ...).
     Nodes of one hardware model share it, so a request judges each model once instead of each node."""
-    hit = _SHAPE_CACHE.get(id(state))
-    if hit is not None and hit[0] is state:
-        return hit[1]
-    key = json.dumps([{k: v for k, v in i.items() if k not in _SHAPELESS} for i in interfaces], sort_keys=True)
-    if len(_SHAPE_CACHE) >= _ALIAS_CACHE_MAX:
-        _SHAPE_CACHE.clear()
-    if type(state) is FrozenDict:
-        _SHAPE_CACHE[id(state)] = (state, key)
-    return key
+    return _SHAPE_CACHE.get(state, lambda: json.dumps(
+        [{k: v for k, v in i.items() if k not in _SHAPELESS} for i in interfaces], sort_keys=True))
 
 
 def check_pf_conflicts(
