@@ -20,6 +20,9 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 
 say() { echo "sriovop-init: $*" > /dev/console; }
+# Progress marks before READY: with `quiet` the kernel prints nothing, so without them a boot that stalls
+# leaves an empty console and no clue whether the kernel, a module or the 9p share held it up.
+say "started (uptime $(cut -d' ' -f1 /proc/uptime))"
 finish() {  # rc
   echo "SRIOVOP-GUEST-EXIT: $1" > /dev/console
   [ -d /job ] && { echo "$1" > /job/rc.tmp && mv /job/rc.tmp /job/rc; sync; umount /host/run/job /job 2>/dev/null; }
@@ -44,9 +47,11 @@ for dev in /sys/class/net/*; do
   [ "$(cat "$dev/address" 2>/dev/null)" = "52:54:00:5e:e2:e0" ] && ip link set "${dev##*/}" name mgmt0
 done
 load nic.list
+say "modules loaded"
 
 mkdir -p /lower /rw /host /job
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /lower || fail "mount hostroot"
+say "host root mounted"
 mount -t tmpfs -o mode=0755 rw /rw && mkdir -p /rw/upper /rw/work
 overlay=1
 if ! mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /host; then

@@ -18,6 +18,7 @@
 #                            DIR/state its /etc/sriov-operator (boot entries, operator state across "reboots")
 # Exit: the guest command's code; 124 on timeout; 125 when the guest gave no exit code.
 # The guest prints "SRIOVOP-GUEST-READY: uptime=<s>" before the command and "SRIOVOP-GUEST-EXIT: <rc>".
+# QEMU's monitor (QMP) listens on JOB/qmp.sock, so a harness can ask where a stalled boot is.
 set -euo pipefail
 VM_SCRIPT=run
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +76,7 @@ CPU=${SRIOVOP_VM_CPU:-max,vendor=GenuineIntel}; [ "$ACCEL" = kvm ] && CPU=host
 # -nodefaults: no VGA/IDE/default NIC; romfile= on the NICs skips iPXE option ROMs (seconds under TCG).
 args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults -display none
       -serial stdio -no-reboot
+      -qmp "unix:$JOB/qmp.sock,server=on,wait=off"
       -kernel "$KERNEL" -initrd "$INITRD"
       -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on}}"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"

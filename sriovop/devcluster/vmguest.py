@@ -32,7 +32,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
 
+import structlog
 import yaml
+
+from sriovop.devcluster import vmqmp
 
 REPO = Path(__file__).resolve().parents[2]
 HACK_VM = REPO / "hack" / "vm"
@@ -42,6 +45,16 @@ EXIT_RE = re.compile(r"SRIOVOP-GUEST-EXIT: (-?\d+)")
 RESERVED_JOB_FILES = ("cmd", "env", "rc", "stop")
 TIMEOUT_RC = 124
 NO_EXIT_RC = 125
+#: A boot whose console stays empty this long is stalled. The init prints its first line a few seconds
+#: after QEMU starts under TCG (READY after 11-14 s); on a machine with a load average in the hundreds,
+#: tens of seconds. Silence past this is QEMU or the host, before any of our code ran in the guest.
+BOOT_SILENCE_S = 150.0
+#: Boots tried when a boot stays silent: the command has not started, so booting again repeats nothing.
+BOOT_ATTEMPTS = 2
+
+log = structlog.get_logger(__name__)
+#: Every stalled-boot report of this process, for a test run's summary (a replaced boot passes quietly).
+STALLED_BOOTS: list[str] = []
 
 
 class GuestError(AssertionError):
@@ -163,7 +176,8 @@ class GuestVM:
     def start(self, cmd: str, timeout: float = 600, console_log: Path | None = None) -> RunningGuest:
         """Boot and start `cmd` without waiting for it (a daemon); the VM is killed after `timeout`.
         With `console_log` the console is also appended to that file, for processes other than this one
-        (a dev cluster's guest is owned by its supervisor; `sriovop demo pod` reads the console there)."""
+        (a dev cluster's guest is owned by its supervisor; `sriovop demo pod` reads the console there).
+        A boot that prints nothing for BOOT_SILENCE_S is reported (with QEMU's own view) and tried again."""
         ensure_setup()
         job = Path(tempfile.mkdtemp(prefix="sriovop-vm-job-"))
         (job / "cmd").write_text(cmd + "\n")
@@ -195,34 +209,95 @@ GuestFactory = Callable[..., GuestVM]
 class RunningGuest:
     """A booted (or booting) guest; collects the console while the test does other things."""
 
-    def __init__(self, argv: list[str], job: Path, console_log: Path | None = None) -> None:
+    def __init__(self, argv: list[str], job: Path, console_log: Path | None = None, *,
+                 boot_silence: float = BOOT_SILENCE_S, boot_attempts: int = BOOT_ATTEMPTS) -> None:
         self.job = job
+        self._argv = argv
         self._console_log = open(console_log, "a") if console_log is not None else None  # noqa: SIM115
         self.started = time.monotonic()
+        #: When the current boot started (later than `started` after a stalled boot was replaced).
+        self.boot_started = self.started
         self.ready_at: float | None = None
         self.guest_uptime_at_ready: float | None = None
         self.exited_at: float | None = None
+        #: One line per boot that stayed silent and was replaced, with QEMU's state at the time.
+        self.stalled_boots: list[str] = []
         self._buf: list[str] = []
+        self._boot_lines = 0
         self._progress: list[str] = []
         self._cond = threading.Condition()
+        self._replacing = False
+        self._closed = False
+        self._boot_silence = boot_silence
+        self._boots_left = boot_attempts - 1
+        with self._cond:
+            self._spawn()
+        threading.Thread(target=self._watch_boot, daemon=True).start()
+        _live.add(self)
+
+    def _spawn(self) -> None:
+        """Start run.sh and its console readers (caller holds the condition)."""
         self._proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            self._argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)
+        self._boot_lines = 0
+        self.boot_started = time.monotonic()
+        proc = self._proc
         self._readers = [
-            threading.Thread(target=self._pump_console, daemon=True),
-            threading.Thread(target=self._pump_progress, daemon=True),
+            threading.Thread(target=self._pump_console, args=(proc,), daemon=True),
+            threading.Thread(target=self._pump_progress, args=(proc,), daemon=True),
         ]
         for t in self._readers:
             t.start()
-        _live.add(self)
+
+    # ---- a boot that stays silent ----------------------------------------------------------------
+    def _silent_boot(self) -> subprocess.Popen[bytes] | None:
+        """Wait until the current boot prints, exits or stays silent too long; the silent one's process."""
+        with self._cond:
+            while True:
+                if self._closed or self._boot_lines or self._proc.poll() is not None:
+                    return None
+                left = self.boot_started + self._boot_silence - time.monotonic()
+                if left <= 0:
+                    self._replacing = self._boots_left > 0
+                    return self._proc
+                self._cond.wait(min(left, 1.0))
+
+    def _watch_boot(self) -> None:
+        while (proc := self._silent_boot()) is not None:
+            qemu = vmqmp.snapshot(self.job / "qmp.sock")
+            waited = round(time.monotonic() - self.boot_started)
+            report = f"boot {len(self.stalled_boots) + 1} printed nothing in {waited} s; QEMU: {qemu}"
+            log.warning("guest boot stalled", job=str(self.job), replaced=self._replacing, qemu=qemu)
+            with self._cond:
+                self.stalled_boots.append(report)
+                STALLED_BOOTS.append(report)
+                self._progress.append(f"[harness] {report}\n")
+                if not self._replacing:
+                    return  # the last attempt: the caller's own deadline reports it, with this line
+            _kill_group(proc)
+            with self._cond:
+                self._boots_left -= 1
+                self._replacing = False
+                if self._closed:
+                    return
+                (self.job / "qmp.sock").unlink(missing_ok=True)
+                self._spawn()
+                self._progress.append(f"[harness] booting again ({len(self.stalled_boots) + 1})\n")
+                self._cond.notify_all()
+
+    def _alive(self) -> bool:
+        """Still booting or running (caller holds the condition); a boot being replaced counts."""
+        return self._replacing or self._proc.poll() is None or self._readers[0].is_alive()
 
     # ---- output ----------------------------------------------------------------------------------
-    def _pump_console(self) -> None:
-        assert self._proc.stdout is not None
-        for raw in iter(self._proc.stdout.readline, b""):
+    def _pump_console(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        for raw in iter(proc.stdout.readline, b""):
             line = raw.decode(errors="replace").replace("\r", "")
             with self._cond:
                 self._buf.append(line)
+                self._boot_lines += 1
                 if self._console_log is not None:
                     self._console_log.write(line)
                     self._console_log.flush()
@@ -231,9 +306,9 @@ class RunningGuest:
                     self.guest_uptime_at_ready = float(m.group(1))
                 self._cond.notify_all()
 
-    def _pump_progress(self) -> None:
-        assert self._proc.stderr is not None
-        for raw in iter(self._proc.stderr.readline, b""):
+    def _pump_progress(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None
+        for raw in iter(proc.stderr.readline, b""):
             with self._cond:
                 self._progress.append(raw.decode(errors="replace"))
 
@@ -260,12 +335,13 @@ class RunningGuest:
 
     @property
     def running(self) -> bool:
-        return self._proc.poll() is None
+        with self._cond:
+            return self._replacing or self._proc.poll() is None
 
     @property
     def boot_seconds(self) -> float | None:
-        """Host wall time from QEMU start to the guest being ready to run the command."""
-        return None if self.ready_at is None else self.ready_at - self.started
+        """Host wall time from QEMU start to the guest being ready to run the command (this boot)."""
+        return None if self.ready_at is None else self.ready_at - self.boot_started
 
     def wait_for(self, pattern: str, timeout: float) -> re.Match[str]:
         """Block until the console matches `pattern` (a regex); fail with the console tail otherwise."""
@@ -277,7 +353,7 @@ class RunningGuest:
                 if m:
                     return m
                 left = deadline - time.monotonic()
-                if left <= 0 or (self._proc.poll() is not None and not self._readers[0].is_alive()):
+                if left <= 0 or not self._alive():
                     break
                 self._cond.wait(min(left, 0.5))
         state = "running" if self._proc.poll() is None else f"exited {self._proc.returncode}"
@@ -290,10 +366,25 @@ class RunningGuest:
             return "".join(self._progress)
 
     # ---- lifecycle -------------------------------------------------------------------------------
+    def _wait_last_boot(self, timeout: float) -> int:
+        """Wait for the QEMU of the last boot to exit (a stalled boot's replacement is waited for too)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._cond:
+                proc = self._proc
+            rc = proc.wait(max(0.0, deadline - time.monotonic()))
+            with self._cond:
+                while self._replacing and time.monotonic() < deadline:
+                    self._cond.wait(1.0)
+                if self._proc is proc and not self._replacing:
+                    return rc
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self._argv, timeout)
+
     def wait(self, timeout: float) -> GuestResult:
         """Wait for the guest to power off; returns the command's exit code and the full console."""
         try:
-            rc = self._proc.wait(timeout)
+            rc = self._wait_last_boot(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
             rc = TIMEOUT_RC
@@ -313,13 +404,11 @@ class RunningGuest:
         return self.wait(timeout)
 
     def kill(self) -> None:
-        """Kill QEMU and its wrapper (our own process group only)."""
-        if self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            self._proc.wait(10)
+        """Kill QEMU and its wrapper (our own process group only); no boot is tried after this."""
+        with self._cond:
+            self._closed = True
+            proc = self._proc
+        _kill_group(proc)
         self._cleanup()
 
     def _cleanup(self) -> None:
@@ -337,3 +426,13 @@ class RunningGuest:
                 self.kill()
         else:
             self._cleanup()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL run.sh's process group (QEMU with it) and reap it."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
+        proc.wait(10)

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import pytest
 
 from sriovop.devcluster import ControlPlane
+from sriovop.devcluster.vmguest import STALLED_BOOTS
 from test.support.vm_guest import GuestFactory, GuestVM, ensure_setup, guest_kubeconfig
 
 TIMINGS: dict[str, float] = {}
@@ -60,3 +61,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if TIMINGS:
         rounded = {k: round(v, 3) for k, v in TIMINGS.items()}
         terminalreporter.write_line("e2e vm timings: " + json.dumps(rounded, sort_keys=True))
+    for report in STALLED_BOOTS:  # replaced boots pass quietly: say each one
+        terminalreporter.write_line(f"e2e stalled guest boot: {report[:2000]}")
