@@ -101,7 +101,7 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
         time.sleep(interval)
 
 
-def wait_sync(client: Client, namespace: str, node: str, status: str, timeout: float = 60.0,
+def wait_sync(client: Client, namespace: str, node: str, status: str, timeout: float = 180.0,
               generation: int | None = None) -> dict[str, Any]:
     def check() -> dict[str, Any] | None:
         st = get_state(client, namespace, node)

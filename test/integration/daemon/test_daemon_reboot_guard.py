@@ -33,13 +33,13 @@ VFIO = [{"resourceName": "dpdk", "deviceType": "vfio-pci", "vfRange": "0-1"}]
 def _reboot_reported(client: Client, namespace: str, node: str, count: int) -> dict[str, Any]:
     """Waits for the daemon to reach its reboot point for the `count`-th time (drain granted first)."""
     wait_for(lambda: annotation(get_state(client, namespace, node), consts.NODE_STATE_DRAIN_ANNOTATION)
-             == consts.REBOOT_REQUIRED, 30, "Reboot_Required requested")
+             == consts.REBOOT_REQUIRED, 120, "Reboot_Required requested")
     set_current(client, namespace, node, consts.DRAIN_COMPLETE)
 
     def reported() -> dict[str, Any] | None:
         st = get_state(client, namespace, node)["status"]
         return st if f"reboot {count} of at most" in (st.get("lastSyncError") or "") else None
-    return wait_for(reported, 30, f"reboot {count} reported")  # type: ignore[no-any-return]
+    return wait_for(reported, 120, f"reboot {count} reported")  # type: ignore[no-any-return]
 
 
 def _events(client: Client, namespace: str, reason: str) -> int:
@@ -63,7 +63,7 @@ def test_vfio_kernel_args_written_by_the_daemon_reach_cmdline_after_one_reboot(
             assert [v["driver"] for v in state["status"]["interfaces"][0]["Vfs"]] == ["vfio-pci"] * 2
             assert annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_IDLE
             assert (sim.root / "sys/module/vfio_pci").is_dir()
-            wait_for(lambda: not (sim.root / "etc/sriov-operator/daemon" / FILE_NAME).exists(), 10,
+            wait_for(lambda: not (sim.root / "etc/sriov-operator/daemon" / FILE_NAME).exists(), 60,
                      "the reboot guard cleared")
 
 
@@ -86,7 +86,7 @@ def test_broken_boot_loader_fails_after_the_reboot_limit_and_never_loops(
             assert annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_IDLE, \
                 "the drain request is withdrawn, so the drain controller uncordons the node"
             # It keeps retrying (backoff) and keeps refusing: no new reboot request, no new count.
-            wait_for(lambda: _events(client, namespace, "RebootLoopPrevented") >= 3, 60, "three refused passes")
+            wait_for(lambda: _events(client, namespace, "RebootLoopPrevented") >= 3, 180, "three refused passes")
             later = get_state(client, namespace, node_name)
             assert later["status"]["syncStatus"] == consts.SYNC_STATUS_FAILED
             assert annotation(later, consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_IDLE
@@ -117,9 +117,9 @@ def test_rdma_mode_applied_without_a_reboot_and_reported(kubeconfig: Path, names
             assert conf.read_text().endswith("options ib_core netns_mode=0\n")
             # Set back behind the daemon's back: its drift check sets it again and the status follows.
             sim.kernel.system.rdma_set("shared")
-            wait_for(lambda: sim.kernel.system.rdma_mode == "exclusive", 30, "the mode set again")
+            wait_for(lambda: sim.kernel.system.rdma_mode == "exclusive", 120, "the mode set again")
             wait_for(lambda: get_state(client, namespace, node_name)["status"].get("system")
-                     == {"rdmaMode": "exclusive"}, 30, "status.system.rdmaMode")
+                     == {"rdmaMode": "exclusive"}, 120, "status.system.rdmaMode")
 
 
 def test_missing_vhost_net_module_is_reported_as_an_event(kubeconfig: Path, namespace: str, node_name: str,
@@ -130,7 +130,7 @@ def test_missing_vhost_net_module_is_reported_as_an_event(kubeconfig: Path, name
         with running_daemon(kubeconfig, namespace, node_name, sim.root):
             wait_sync(client, namespace, node_name, consts.SYNC_STATUS_SUCCEEDED)
             events = wait_for(lambda: [e for e in client.list(EVENT, namespace)
-                                       if e["reason"] == "KernelModuleMissing"], 30, "the module event")
+                                       if e["reason"] == "KernelModuleMissing"], 120, "the module event")
             assert events[0]["type"] == "Warning"
             assert "vhost_net: kernel module vhost_net cannot be loaded" in events[0]["message"]
             assert (sim.root / "sys/module/tun").is_dir(), "tun loaded"
