@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sriovop.devcluster import vmqmp
+from sriovop.devcluster import vmguest, vmqmp
 from sriovop.devcluster.vmguest import GuestError, RunningGuest
 
 SILENT_THEN_BOOT = """
@@ -24,6 +24,12 @@ n=$(cat "$1/boots" 2>/dev/null || echo 0); echo $((n + 1)) > "$1/boots"
 if [ "$n" = 0 ]; then exec sleep 600; fi
 echo "SRIOVOP-GUEST-READY: uptime=1.5"; echo "hello"; echo "SRIOVOP-GUEST-EXIT: 0"
 """
+
+
+@pytest.fixture(autouse=True)
+def _own_stall_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fakes' stalls stay out of the process-wide list that the e2e summary prints."""
+    monkeypatch.setattr(vmguest, "STALLED_BOOTS", [])
 
 
 def _guest(tmp_path: Path, script: str, **kwargs: float | int) -> RunningGuest:
@@ -52,6 +58,7 @@ def test_a_silent_boot_is_reported_and_replaced_once(tmp_path: Path) -> None:
     assert guest.stalled_boots[0].startswith("boot 1 printed nothing in ")
     assert "QMP at " in guest.stalled_boots[0]  # the fake has no monitor: said, not raised
     assert "booting again (2)" in guest.progress
+    assert guest.stalled_boots == vmguest.STALLED_BOOTS
     assert guest.boot_seconds is not None and guest.boot_started > guest.started
 
 
