@@ -26,10 +26,12 @@ echo "SRIOVOP-GUEST-READY: uptime=1.5"; echo "hello"; echo "SRIOVOP-GUEST-EXIT: 
 """
 
 
-@pytest.fixture(autouse=True)
-def _own_stall_reports(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fakes' stalls stay out of the process-wide list that the e2e summary prints."""
-    monkeypatch.setattr(vmguest, "STALLED_BOOTS", [])
+@pytest.fixture
+def stall_reports(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The fakes' stalls go to a list of their own, not the one the e2e summary prints."""
+    reports: list[str] = []
+    monkeypatch.setattr(vmguest, "STALLED_BOOTS", reports)
+    return reports
 
 
 def _guest(tmp_path: Path, script: str, **kwargs: float | int) -> RunningGuest:
@@ -45,7 +47,7 @@ def _until(probe: Callable[[], bool], timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-def test_a_silent_boot_is_reported_and_replaced_once(tmp_path: Path) -> None:
+def test_a_silent_boot_is_reported_and_replaced_once(tmp_path: Path, stall_reports: list[str]) -> None:
     # 5 s of silence: the second boot prints long before that even on a busy machine.
     guest = _guest(tmp_path, SILENT_THEN_BOOT, boot_silence=5.0, boot_attempts=2)
     guest.wait_for("hello", timeout=120)
@@ -58,17 +60,18 @@ def test_a_silent_boot_is_reported_and_replaced_once(tmp_path: Path) -> None:
     assert guest.stalled_boots[0].startswith("boot 1 printed nothing in ")
     assert "QMP at " in guest.stalled_boots[0]  # the fake has no monitor: said, not raised
     assert "booting again (2)" in guest.progress
-    assert guest.stalled_boots == vmguest.STALLED_BOOTS
+    assert stall_reports == guest.stalled_boots
     assert guest.boot_seconds is not None and guest.boot_started > guest.started
 
 
-def test_the_last_silent_boot_is_left_to_the_callers_deadline(tmp_path: Path) -> None:
+def test_the_last_silent_boot_is_left_to_the_callers_deadline(tmp_path: Path, stall_reports: list[str]) -> None:
     guest = _guest(tmp_path, SILENT_THEN_BOOT, boot_silence=1.0, boot_attempts=1)
     try:
         _until(lambda: bool(guest.stalled_boots))
         with pytest.raises(GuestError) as err:
             guest.wait_for("hello", timeout=0.5)
         assert "boot 1 printed nothing" in str(err.value)
+        assert len(stall_reports) == 1
         assert guest.running
         assert (tmp_path / "job" / "boots").read_text().strip() == "1"
     finally:
