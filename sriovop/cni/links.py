@@ -20,15 +20,14 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import tenacity
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.cni.server import worker_cache
+from sriovop.cni.worker_sockets import kept_per_worker
 
 CLONE_NEWNET = 0x40000000
 NETLINK_ROUTE = 0
@@ -69,34 +68,12 @@ def netlink_in(netns_fd: int | None) -> IPRoute:
     return IPRoute(use_socket=result[0])
 
 
-@contextmanager
-def netlink_at(path: str) -> Iterator[tuple[IPRoute, int]]:
+def netlink_at(path: str) -> AbstractContextManager[tuple[IPRoute, int]]:
     """A netlink socket in the namespace at `path` and an open descriptor of it.
 
-    On the server's worker threads both are kept for the thread's life: a fresh pyroute2 socket costs
-    its construction and an event-loop set-up on its first request, a good part of an ADD. Elsewhere
-    (a test calling a handler directly) they are closed after use, so no namespace is kept alive."""
-    cache = worker_cache()
-    key = ("netlink", path)
-    if cache is not None and key in cache:
-        cached: tuple[IPRoute, int] = cache[key]  # type: ignore[assignment]
-        yield cached
-        return
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        ipr = netlink_in(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    if cache is not None:
-        cache[key] = (ipr, fd)
-        yield ipr, fd
-        return
-    try:
-        yield ipr, fd
-    finally:
-        ipr.close()
-        os.close(fd)
+    On the server's worker threads both are kept for the thread's life (`sriovop.cni.worker_sockets`):
+    a fresh pyroute2 socket costs its construction and an event-loop set-up on its first request."""
+    return kept_per_worker("netlink", path, netlink_in, IPRoute.close)
 
 
 class LinkError(OSError):
