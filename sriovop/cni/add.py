@@ -22,7 +22,7 @@ from sriovop.cni.cache import Cache, CachedAdd, OrigVfState
 from sriovop.cni.context import Node, require_env
 from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError, why
 from sriovop.cni.links import (
-    _TRANSIENT_MAC,
+    TRANSIENT_MAC,
     LinkError,
     call,
     index_of,
@@ -196,7 +196,7 @@ def _finish_in_pod(pod_fd: int, now: Link, netdev: str, ifname: str, mac: str, r
                    current: list[str]) -> None:
     """After a move that did not finish: name, MAC and up one request each (the MAC retried while the
     driver is busy). A refusal of anything but the MAC is the error; `current` follows the VF's name."""
-    if refused is not None and not (mac and refused.code in _TRANSIENT_MAC and now.mac != mac.lower()):
+    if refused is not None and not (mac and refused.code in TRANSIENT_MAC and now.mac != mac.lower()):
         if refused.code == errno.EEXIST:
             raise LinkError(refused.code, f"naming the VF {ifname} in the pod: an interface named {ifname} "
                                           "already exists there") from refused

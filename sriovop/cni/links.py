@@ -137,7 +137,7 @@ def rename(ipr: IPRoute, index: int, name: str, what: str, **more: Any) -> None:
 
 #: Errors a VF driver gives while it resets after its PF changed its admin MAC (the VF asks the PF over
 #: the mailbox, which refuses or does not answer until the reset is done).
-_TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, errno_mod.EIO)
+TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, errno_mod.EIO)
 
 
 def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, wait: float = 0.1) -> None:
@@ -153,7 +153,7 @@ def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, w
         try:
             call(ipr, what, "set", index=index, address=mac)
         except LinkError as e:
-            if e.errno in _TRANSIENT_MAC:
+            if e.errno in TRANSIENT_MAC:
                 up = link_state(ipr, index)["up"]
                 call(ipr, f"{what}: resetting the link", "set", index=index, state="up")
                 if not up:
@@ -164,7 +164,7 @@ def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, w
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(attempts), wait=tenacity.wait_fixed(wait), reraise=True,
-        retry=tenacity.retry_if_exception(lambda e: isinstance(e, LinkError) and e.errno in _TRANSIENT_MAC))
+        retry=tenacity.retry_if_exception(lambda e: isinstance(e, LinkError) and e.errno in TRANSIENT_MAC))
     for tried in retrying:
         with tried:
             attempt()

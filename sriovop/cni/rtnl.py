@@ -86,13 +86,22 @@ class Link:
 
     @classmethod
     def of(cls, msg: Any) -> Link:
-        """A decoded RTM_NEWLINK (pyroute2's ifinfmsg) as a `Link`."""
-        props = msg.get_attr("IFLA_PROP_LIST")
-        return cls(index=int(msg["index"]), name=str(msg.get_attr("IFLA_IFNAME") or ""),
-                   mac=str(msg.get_attr("IFLA_ADDRESS") or "").lower(), mtu=int(msg.get_attr("IFLA_MTU") or 0),
+        """A decoded RTM_NEWLINK (pyroute2's ifinfmsg) as a `Link`. One pass over its attributes,
+        decoding only the ones read (pyroute2 decodes an attribute's value when it is asked for)."""
+        got: dict[str, Any] = {}
+        for slot in msg["attrs"]:
+            name = slot[0]
+            if name in _READ and name not in got:
+                got[name] = slot[1]
+        props = got.get("IFLA_PROP_LIST")
+        return cls(index=int(msg["index"]), name=str(got.get("IFLA_IFNAME") or ""),
+                   mac=str(got.get("IFLA_ADDRESS") or "").lower(), mtu=int(got.get("IFLA_MTU") or 0),
                    up=bool(msg["flags"] & IFF_UP),
                    altnames=tuple(props.altnames()) if props is not None else (),
-                   alias=str(msg.get_attr("IFLA_IFALIAS") or ""))
+                   alias=str(got.get("IFLA_IFALIAS") or ""))
+
+
+_READ = frozenset({"IFLA_IFNAME", "IFLA_ADDRESS", "IFLA_MTU", "IFLA_PROP_LIST", "IFLA_IFALIAS"})
 
 
 @dataclass(frozen=True)
@@ -180,16 +189,11 @@ class Rtnl:
         self._buf = bytearray(1 << 16)
         self._marshal = MarshalRtnl()
         self._marshal.msg_map = {**self._marshal.msg_map, RTM_NEWLINK: linkmsg, RTM_SETLINK: linkmsg}
-        sock.bind((0, 0))
-        try:
-            sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
-        except OSError:  # older kernels: plain errno answers
-            pass
 
     @classmethod
     def here(cls) -> Rtnl:
         """A socket in the calling thread's network namespace."""
-        return cls(socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_ROUTE))
+        return cls(_route_socket())
 
     def close(self) -> None:
         self.sock.close()
@@ -272,6 +276,17 @@ class Rtnl:
                      [("IFLA_PROP_LIST", {"attrs": [("IFLA_ALT_IFNAME", altname)]})])
 
 
+def _route_socket() -> socket.socket:
+    """A NETLINK_ROUTE socket in the calling thread's namespace (bound by the kernel on first send),
+    asking for extended acks (the kernel's reason for a refusal, in NetlinkError's message)."""
+    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_ROUTE)
+    try:
+        sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+    except OSError:  # older kernels: plain errno answers
+        pass
+    return sock
+
+
 def rtnl_in(netns_fd: int) -> Rtnl:
     """A socket in the namespace `netns_fd`, made on the calling thread: it enters the namespace for
     the `socket()` call only (a socket stays bound to the namespace it was made in) and returns at
@@ -282,7 +297,7 @@ def rtnl_in(netns_fd: int) -> Rtnl:
     try:
         _setns(netns_fd)
         try:
-            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_ROUTE)
+            sock = _route_socket()
         finally:
             try:
                 _setns(own)
