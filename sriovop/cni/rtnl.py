@@ -1,12 +1,15 @@
 """Synchronous rtnetlink for the CNI's ADD path: pyroute2's message classes over a plain socket.
 
-Why not `IPRoute`: in pyroute2 0.9.x each IPRoute runs its own asyncio event loop, and a high-level
-call such as `link("set", ...)` goes through request filters, a name lookup and that loop, several
-times the kernel's own work for the handful of RTM_GETLINK/RTM_SETLINK an ADD makes. Here a request
-is one `ifinfmsg` built and encoded by pyroute2, one `send` and one `recv` on the calling thread, and
-the answer parsed by pyroute2's `MarshalRtnl` (a refusal arrives as its `nlmsgerr`, raised as
-pyroute2's `NetlinkError` with the kernel's errno, so callers treat both paths the same). Nothing
-here packs a netlink header or attribute.
+Why not `IPRoute`: in pyroute2 0.9.x every IPRoute (and its synchronous `NetlinkSocket`) runs its own
+asyncio event loop, and each call goes through request filters and a turn of that loop; the ADD path
+makes few requests, so that overhead was a large part of its own time. Here a request is one `ifinfmsg`
+built and encoded by pyroute2, one `send` and one `recv` on the calling thread, and the answer parsed
+by pyroute2's `MarshalRtnl` (a refusal arrives as its `nlmsgerr`, raised as pyroute2's `NetlinkError`
+with the kernel's errno, so callers treat both paths the same). Nothing here packs a netlink header
+or attribute. Measured CPU per request (1,000 requests on `lo` in a private namespace, load ~15):
+RTM_SETLINK 42-64 us here, 253-315 us through IPRoute, 195-237 us through NetlinkSocket; RTM_GETLINK
+with its reply decoded 287-372 us here, 480-645 us through IPRoute; a new socket plus one read 307-515
+us here, 1,048-1,329 us for a new IPRoute.
 
 `Rtnl.set_link` sends what `ip link set` would send in one message; the kernel applies one
 RTM_SETLINK in a fixed order (net namespace, MAC, MTU, name, flags, VF list), stopping at the first
