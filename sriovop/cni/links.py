@@ -34,7 +34,8 @@ NETLINK_ROUTE = 0
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _setns(fd: int) -> None:
+def setns(fd: int) -> None:
+    """Move the calling thread (only) into the network namespace `fd`."""
     if _libc.setns(fd, CLONE_NEWNET) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"setns: {os.strerror(code)}")
@@ -50,11 +51,11 @@ def netlink_in(netns_fd: int | None) -> IPRoute:
         try:
             own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
             try:
-                _setns(netns_fd)
+                setns(netns_fd)
                 try:
                     result.append(socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_ROUTE))
                 finally:
-                    _setns(own)
+                    setns(own)
             finally:
                 os.close(own)
         except BaseException as e:  # handed to the caller below

@@ -30,7 +30,7 @@ from pyroute2.netlink.rtnl import RTM_GETLINK, RTM_NEWLINK, RTM_SETLINK
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
-from sriovop.cni.links import _setns
+from sriovop.cni.links import setns
 from sriovop.cni.worker_sockets import kept_per_worker
 
 NETLINK_ROUTE = 0
@@ -298,12 +298,12 @@ def rtnl_in(netns_fd: int) -> Rtnl:
     DaemonSet restarts it) rather than answer later requests from a pod's namespace."""
     own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
     try:
-        _setns(netns_fd)
+        setns(netns_fd)
         try:
             sock = _route_socket()
         finally:
             try:
-                _setns(own)
+                setns(own)
             except OSError:
                 os._exit(70)
     finally:
