@@ -9,6 +9,7 @@ step undoes the steps before it, so the VF is left exactly as it was found.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -21,9 +22,9 @@ from sriovop.cni.cache import Cache, CachedAdd, OrigVfState
 from sriovop.cni.context import Node, require_env
 from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError, why
 from sriovop.cni.links import (
+    TRANSIENT_MAC,
     LinkError,
     call,
-    get_link,
     index_of,
     move,
     netlink_in,
@@ -32,6 +33,7 @@ from sriovop.cni.links import (
     temp_name,
 )
 from sriovop.cni.netconf import NetConf
+from sriovop.cni.rtnl import Link, rtnl_in
 from sriovop.cni.server import CniRequest
 from sriovop.cni.vfdevice import VfDevice, find_vf, vf_guid
 from sriovop.cni.vfstate import undo, wanted
@@ -132,49 +134,93 @@ def _move_in(node: Node, req: CniRequest, vf: VfDevice, netdev: str, ifname: str
              orig: OrigVfState, undo_steps: list[Callable[[], None]]) -> str:
     """Move the VF netdev into the pod as `ifname`, set its MAC, bring it up; returns its MAC.
 
-    Seven netlink requests at most in the usual case: read, down, move (renamed to a unique temporary
-    name as it arrives), read, final name, MAC, up."""
+    Two rtnetlink requests when nothing is refused (`sriovop.cni.rtnl`): read the VF in the host, then
+    one RTM_SETLINK that does the rest. The kernel applies it in a fixed order and stops at the first
+    refusal: into the pod (down as it leaves, keeping its ifindex: IFLA_NEW_IFINDEX makes a clash
+    refuse the move instead of renumbering), MAC (left out when it already is the wanted one), name,
+    up. On a refusal the VF is found by that index — still in the host: moved again through a unique
+    temporary name with the index left to the kernel; in the pod: whatever is not done yet is done
+    step by step as upstream does (name, MAC retried while the driver resets after the PF's new admin
+    MAC, up) when the MAC was refused, else the refusal is the error."""
     assert req.netns_fd is not None
-    temp = temp_name()
-    with node.host_netlink() as (host, _host_fd):
-        before = get_link(host, netdev)
+    mac = conf.mac or ""
+    with node.host_rtnl() as (host, _host_fd):
+        before = host.link(netdev)
         if before is None:
             raise CniError(DEVICE_FAILURE, "VF netdev not found",
                            f"deviceID {vf.pci}: netdev {netdev} is not in the host namespace")
-        index = before["index"]
-        orig.effective_mac, orig.mtu = before["mac"], before["mtu"]
+        orig.effective_mac, orig.mtu = before.mac, before.mtu
         # The VF's current name, wherever it is: the undo must find the VF, never a namesake.
         current = [netdev]
-        undo_steps.append(lambda: _move_back(node, req.netns_fd, current[0], orig, before["up"]))
+        undo_steps.append(lambda: _move_back(node, req.netns_fd, current[0], orig, before.up))
+        refused: NetlinkError | None = None
+        temp = ""
         try:
-            if before["up"]:
-                call(host, f"{netdev} down", "set", index=index, state="down")
-            if ifname in before["altnames"]:
-                call(host, f"removing altname {ifname}", "property_del", index=index, altname=ifname)
-            # The kernel moves first, then applies the name in the pod: a unique name cannot clash there.
-            current[0] = temp
-            call(host, f"moving {netdev} into the pod", "set", index=index, net_ns_fd=req.netns_fd, ifname=temp)
+            if ifname in before.altnames:
+                _rtnl(f"removing altname {ifname}", host.del_altname, before.index, ifname)
+            try:
+                host.set_link(before.index, net_ns_fd=req.netns_fd, new_ifindex=before.index,
+                              address=mac if mac and mac.lower() != before.mac else None, ifname=ifname, up=True)
+                current[0] = ifname
+                return mac or before.mac
+            except NetlinkError as e:
+                refused = e
+            still = host.link(index=before.index)
+            if still is not None and still.name == netdev:
+                # Not moved (e.g. its index is taken in the pod); a name sent with a move is applied
+                # after it, and a unique one cannot clash in the pod.
+                temp = temp_name()
+                current[0] = temp
+                refused = None
+                _rtnl(f"moving {netdev} into the pod", host.set_link, before.index, up=False,
+                      net_ns_fd=req.netns_fd, ifname=temp)
         except LinkError as e:
             raise CniError(DEVICE_FAILURE, "cannot move the VF into the pod", f"deviceID {vf.pci}: {why(e)}") from e
-    pod = netlink_in(req.netns_fd)
+    pod = rtnl_in(req.netns_fd)
     try:
-        arrived = get_link(pod, temp)
-        if arrived is None:
-            raise CniError(DEVICE_FAILURE, "VF vanished", f"deviceID {vf.pci}: {temp} is not in the pod after the move")
-        pod_index = arrived["index"]
-        try:
-            if netdev in arrived["altnames"]:  # a kernel/udev that kept the host name as an altname
-                call(pod, f"removing altname {netdev}", "property_del", index=pod_index, altname=netdev)
-            rename(pod, pod_index, ifname, f"naming the VF {ifname} in the pod")
-            current[0] = ifname
-            if conf.mac:
-                set_mac(pod, pod_index, conf.mac, f"setting MAC {conf.mac} on {ifname}")
-            call(pod, f"bringing {ifname} up", "set", index=pod_index, state="up")
-        except LinkError as e:
-            raise CniError(DEVICE_FAILURE, "cannot set up the VF in the pod", f"deviceID {vf.pci}: {why(e)}") from e
-        return conf.mac or str(before["mac"])
+        now = pod.link(temp) if temp else pod.link(index=before.index)
     finally:
         pod.close()
+    if now is None or not (temp or now.name in (netdev, ifname)):
+        raise CniError(DEVICE_FAILURE, "VF vanished",
+                       f"deviceID {vf.pci}: {temp or netdev} is not in the pod after the move")
+    current[0] = now.name
+    try:
+        _finish_in_pod(req.netns_fd, now, netdev, ifname, mac, refused, current)
+    except LinkError as e:
+        raise CniError(DEVICE_FAILURE, "cannot set up the VF in the pod", f"deviceID {vf.pci}: {why(e)}") from e
+    return mac or before.mac
+
+
+def _finish_in_pod(pod_fd: int, now: Link, netdev: str, ifname: str, mac: str, refused: NetlinkError | None,
+                   current: list[str]) -> None:
+    """After a move that did not finish: name, MAC and up one request each (the MAC retried while the
+    driver is busy). A refusal of anything but the MAC is the error; `current` follows the VF's name."""
+    if refused is not None and not (mac and refused.code in TRANSIENT_MAC and now.mac != mac.lower()):
+        if refused.code == errno.EEXIST:
+            raise LinkError(refused.code, f"naming the VF {ifname} in the pod: an interface named {ifname} "
+                                          "already exists there") from refused
+        raise LinkError(refused.code, f"setting up {ifname} in the pod: {os.strerror(refused.code)}") from refused
+    ipr = netlink_in(pod_fd)
+    try:
+        if netdev in now.altnames:  # a kernel/udev that kept the host name as an altname
+            call(ipr, f"removing altname {netdev}", "property_del", index=now.index, altname=netdev)
+        if now.name != ifname:
+            rename(ipr, now.index, ifname, f"naming the VF {ifname} in the pod")
+            current[0] = ifname
+        if mac:
+            set_mac(ipr, now.index, mac, f"setting MAC {mac} on {ifname}")
+        call(ipr, f"bringing {ifname} up", "set", index=now.index, state="up")
+    finally:
+        ipr.close()
+
+
+def _rtnl(what: str, fn: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+    """Run one rtnetlink request; a refusal is a LinkError saying what was being done."""
+    try:
+        fn(*args, **kwargs)
+    except NetlinkError as e:
+        raise LinkError(e.code, f"{what}: {os.strerror(e.code)}") from e
 
 
 def _move_back(node: Node, pod_fd: int | None, name: str, orig: OrigVfState, up: bool) -> None:

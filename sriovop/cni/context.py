@@ -10,6 +10,7 @@ from pyroute2 import IPRoute
 
 from sriovop.cni.errors import INVALID_ENV, CniError
 from sriovop.cni.links import netlink_at
+from sriovop.cni.rtnl import Rtnl, rtnl_at
 from sriovop.cni.server import ServerOptions
 from sriovop.cni.vfkernel import RealVfKernel, VfKernel
 
@@ -25,6 +26,10 @@ class Node:
     def host_netlink(self) -> AbstractContextManager[tuple[IPRoute, int]]:
         """A netlink socket in the host namespace and an open descriptor of that namespace."""
         return netlink_at(self.kernel.host_netns)
+
+    def host_rtnl(self) -> AbstractContextManager[tuple[Rtnl, int]]:
+        """The same through the ADD path's synchronous rtnetlink (`sriovop.cni.rtnl`)."""
+        return rtnl_at(self.kernel.host_netns)
 
 
 def require_env(env: dict[str, str], *names: str) -> None:

@@ -20,22 +20,22 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import tenacity
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.cni.server import worker_cache
+from sriovop.cni.worker_sockets import kept_per_worker
 
 CLONE_NEWNET = 0x40000000
 NETLINK_ROUTE = 0
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _setns(fd: int) -> None:
+def setns(fd: int) -> None:
+    """Move the calling thread (only) into the network namespace `fd`."""
     if _libc.setns(fd, CLONE_NEWNET) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"setns: {os.strerror(code)}")
@@ -51,11 +51,11 @@ def netlink_in(netns_fd: int | None) -> IPRoute:
         try:
             own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
             try:
-                _setns(netns_fd)
+                setns(netns_fd)
                 try:
                     result.append(socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_ROUTE))
                 finally:
-                    _setns(own)
+                    setns(own)
             finally:
                 os.close(own)
         except BaseException as e:  # handed to the caller below
@@ -69,34 +69,12 @@ def netlink_in(netns_fd: int | None) -> IPRoute:
     return IPRoute(use_socket=result[0])
 
 
-@contextmanager
-def netlink_at(path: str) -> Iterator[tuple[IPRoute, int]]:
+def netlink_at(path: str) -> AbstractContextManager[tuple[IPRoute, int]]:
     """A netlink socket in the namespace at `path` and an open descriptor of it.
 
-    On the server's worker threads both are kept for the thread's life: a fresh pyroute2 socket costs
-    its construction and an event-loop set-up on its first request, a good part of an ADD. Elsewhere
-    (a test calling a handler directly) they are closed after use, so no namespace is kept alive."""
-    cache = worker_cache()
-    key = ("netlink", path)
-    if cache is not None and key in cache:
-        cached: tuple[IPRoute, int] = cache[key]  # type: ignore[assignment]
-        yield cached
-        return
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        ipr = netlink_in(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    if cache is not None:
-        cache[key] = (ipr, fd)
-        yield ipr, fd
-        return
-    try:
-        yield ipr, fd
-    finally:
-        ipr.close()
-        os.close(fd)
+    On the server's worker threads both are kept for the thread's life (`sriovop.cni.worker_sockets`):
+    a fresh pyroute2 socket costs its construction and an event-loop set-up on its first request."""
+    return kept_per_worker("netlink", path, netlink_in, IPRoute.close)
 
 
 class LinkError(OSError):
@@ -160,7 +138,7 @@ def rename(ipr: IPRoute, index: int, name: str, what: str, **more: Any) -> None:
 
 #: Errors a VF driver gives while it resets after its PF changed its admin MAC (the VF asks the PF over
 #: the mailbox, which refuses or does not answer until the reset is done).
-_TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, errno_mod.EIO)
+TRANSIENT_MAC = (errno_mod.EADDRNOTAVAIL, errno_mod.EBUSY, errno_mod.EAGAIN, errno_mod.EIO)
 
 
 def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, wait: float = 0.1) -> None:
@@ -176,7 +154,7 @@ def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, w
         try:
             call(ipr, what, "set", index=index, address=mac)
         except LinkError as e:
-            if e.errno in _TRANSIENT_MAC:
+            if e.errno in TRANSIENT_MAC:
                 up = link_state(ipr, index)["up"]
                 call(ipr, f"{what}: resetting the link", "set", index=index, state="up")
                 if not up:
@@ -187,7 +165,7 @@ def set_mac(ipr: IPRoute, index: int, mac: str, what: str, attempts: int = 20, w
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(attempts), wait=tenacity.wait_fixed(wait), reraise=True,
-        retry=tenacity.retry_if_exception(lambda e: isinstance(e, LinkError) and e.errno in _TRANSIENT_MAC))
+        retry=tenacity.retry_if_exception(lambda e: isinstance(e, LinkError) and e.errno in TRANSIENT_MAC))
     for tried in retrying:
         with tried:
             attempt()

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
+from sriovop.cni.rtnl import VfSettings, rtnl_at
 from sriovop.cni.vfdevice import sysfs_netdev
 
 #: IFLA_VF_LINK_STATE values.
@@ -112,31 +113,44 @@ def parse_vf_info(msg: Any, vf: int) -> VfConfig | None:
     return None
 
 
-def change_requests(vf: int, change: VfChange) -> list[tuple[str, dict[str, Any]]]:
-    """One netlink `vf` spec per attribute, in upstream's order (vlan, MAC, rate, spoofchk, trust,
-    link state), each labelled with the config field it comes from, so a refusal names it."""
-    out: list[tuple[str, dict[str, Any]]] = []
+def one_by_one(change: VfChange) -> list[tuple[str, VfChange]]:
+    """`change` split into one change per attribute, in upstream's order (vlan, MAC, rate, spoofchk,
+    trust, link state), each labelled with the config field it comes from, so a refusal names it."""
+    out: list[tuple[str, VfChange]] = []
     if change.vlan is not None:
-        vlan, qos, proto = change.vlan
-        if proto == "802.1q":
-            out.append(("vlan", {"vf": vf, "vlan": {"vlan": vlan, "qos": qos}}))
-        else:
-            out.append(("vlanProto", {"vf": vf, "vlan": [{"vlan": vlan, "qos": qos, "proto": PROTO_VALUES[proto]}]}))
+        out.append(("vlan" if change.vlan[2] == "802.1q" else "vlanProto", VfChange(vlan=change.vlan)))
     if change.admin_mac is not None:
-        out.append(("mac", {"vf": vf, "mac": change.admin_mac}))
+        out.append(("mac", VfChange(admin_mac=change.admin_mac)))
     if change.rate is not None:
-        out.append(("max_tx_rate", {"vf": vf, "rate": {"min_tx_rate": change.rate[0], "max_tx_rate": change.rate[1]}}))
+        out.append(("max_tx_rate", VfChange(rate=change.rate)))
     if change.spoofchk is not None:
-        out.append(("spoofchk", {"vf": vf, "spoofchk": int(change.spoofchk)}))
+        out.append(("spoofchk", VfChange(spoofchk=change.spoofchk)))
     if change.trust is not None:
-        out.append(("trust", {"vf": vf, "trust": int(change.trust)}))
+        out.append(("trust", VfChange(trust=change.trust)))
     if change.link_state is not None:
-        out.append(("link_state", {"vf": vf, "link_state": LINK_STATE_VALUES[change.link_state]}))
+        out.append(("link_state", VfChange(link_state=change.link_state)))
     return out
 
 
+def vf_settings(vf: int, change: VfChange) -> VfSettings:
+    """Every attribute of `change` for one IFLA_VF_INFO (one RTM_SETLINK on the PF)."""
+    vlan = None
+    if change.vlan is not None:
+        vlan = (change.vlan[0], change.vlan[1], PROTO_VALUES[change.vlan[2]])
+    return VfSettings(vf=vf, mac=change.admin_mac, vlan=vlan, rate=change.rate, spoofchk=change.spoofchk,
+                      trust=change.trust,
+                      link_state=None if change.link_state is None else LINK_STATE_VALUES[change.link_state])
+
+
 class RealVfKernel:
-    """PF netlink in this process's network namespace (the host's, under hostNetwork)."""
+    """PF netlink in this process's network namespace (the host's, under hostNetwork).
+
+    Reads and writes go through `sriovop.cni.rtnl` on a socket a server worker keeps: the VF list is
+    one RTM_GETLINK by the PF's name, a change is one RTM_SETLINK by name carrying every IFLA_VF_* in
+    one IFLA_VF_INFO (PF drivers take each attribute through its own ndo_set_vf_* call, as with
+    separate requests). The kernel applies them in its own order (MAC, VLAN, rates, spoofchk, link
+    state, trust) and stops at the first refusal without saying which: then the attributes go again
+    one request each in upstream's order, so the error names the refused one exactly as before."""
 
     def _ipr(self) -> IPRoute:
         return IPRoute()
@@ -155,23 +169,31 @@ class RealVfKernel:
         return int(found[0])
 
     def vf_config(self, pf: str, pf_pci: str, vf: int) -> VfConfig:
-        with self._ipr() as ipr:
+        with rtnl_at(self.host_netns) as (nl, _fd):
             try:
-                msgs = ipr.link("get", index=self._pf_index(ipr, pf), ext_mask=1)  # RTEXT_FILTER_VF
+                msg = nl.vf_list(pf)
             except NetlinkError as e:
+                if e.code == errno_mod.ENODEV:
+                    raise OSError(e.code, f"PF netdev {pf} not found") from e
                 raise OSError(e.code, f"reading VF {vf} of {pf}: {e}") from e
-        for msg in msgs:
-            config = parse_vf_info(msg, vf)
-            if config is not None:
-                return config
-        raise OSError(errno_mod.ENODEV, f"PF {pf} reports no VF {vf}")
+        config = parse_vf_info(msg, vf)
+        if config is None:
+            raise OSError(errno_mod.ENODEV, f"PF {pf} reports no VF {vf}")
+        return config
 
     def set_vf(self, pf: str, pf_pci: str, vf: int, change: VfChange) -> None:
-        with self._ipr() as ipr:
-            index = self._pf_index(ipr, pf)
-            for field_name, spec in change_requests(vf, change):
+        if change.empty():
+            return
+        with rtnl_at(self.host_netns) as (nl, _fd):
+            try:
+                nl.set_link(name=pf, vf=vf_settings(vf, change))
+                return
+            except NetlinkError as e:
+                if e.code == errno_mod.ENODEV and nl.link(pf) is None:
+                    raise OSError(e.code, f"PF netdev {pf} not found") from e
+            for field_name, single in one_by_one(change):
                 try:
-                    ipr.link("set", index=index, vf=spec)
+                    nl.set_link(name=pf, vf=vf_settings(vf, single))
                 except NetlinkError as e:
                     raise OSError(e.code, f"{field_name}: {pf} refused it for VF {vf}: {e}") from e
 

@@ -37,9 +37,13 @@ def handle(kernel: SimKernel, req: dict[str, Any]) -> dict[str, Any]:
         if req["op"] == "get_vf_config":
             return {"ok": True, "config": {**state, "admin_mac": vf.admin_mac or "00:00:00:00:00:00"}}
         changes = dict(req["changes"])
+        # The admin MAC may come in the same request, as in one IFLA_VF_INFO; all or nothing is applied.
+        mac = changes.pop("admin_mac", None)
         for key, value in changes.items():
             if key not in DEFAULTS:
                 raise KernelError(errno.EINVAL, f"unknown VF attribute {key!r}")
             _check(pf.driver, key, value)
+        if mac is not None:
+            kernel.set_vf_mac(str(req["pf"]), int(req["vf"]), str(mac))
         state.update(changes)
         return {"ok": True}

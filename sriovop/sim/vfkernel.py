@@ -14,8 +14,9 @@ from typing import Any
 from pyroute2.netlink.exceptions import NetlinkError
 
 from sriovop.cni.links import netlink_at
+from sriovop.cni.rtnl import rtnl_at
 from sriovop.cni.vfdevice import sysfs_netdev
-from sriovop.cni.vfkernel import VfChange, VfConfig
+from sriovop.cni.vfkernel import VfChange, VfConfig, one_by_one
 from sriovop.host.paths import HostPaths
 from sriovop.sim.client import SimKernelIO
 from sriovop.sim.endpoint import read_endpoint
@@ -52,42 +53,53 @@ class SimVfKernel:
         return VfConfig(**{k: c[k] for k in VfConfig.__dataclass_fields__})
 
     def set_vf(self, pf: str, pf_pci: str, vf: int, change: VfChange) -> None:
-        steps: list[tuple[str, dict[str, Any]]] = []
-        if change.vlan is not None:
-            steps.append(("vlan", {"vlan": change.vlan[0], "vlan_qos": change.vlan[1], "vlan_proto": change.vlan[2]}))
-        if change.rate is not None:
-            steps.append(("max_tx_rate", {"min_tx_rate": change.rate[0], "max_tx_rate": change.rate[1]}))
-        if change.spoofchk is not None:
-            steps.append(("spoofchk", {"spoofchk": change.spoofchk}))
-        if change.trust is not None:
-            steps.append(("trust", {"trust": change.trust}))
-        if change.link_state is not None:
-            steps.append(("link_state", {"link_state": change.link_state}))
-        if change.admin_mac is not None:
-            steps.insert(1 if change.vlan is not None else 0, ("mac", {}))
-        for field_name, changes in steps:
+        """Like the real PF: everything in one `set_vf_config` (the simulator applies all or nothing); a
+        refusal is retried attribute by attribute in upstream's order, so the error names the refused
+        attribute."""
+        if change.empty():
+            return
+        try:
+            self._apply(pf_pci, vf, change)
+            return
+        except OSError:
+            pass
+        for field_name, single in one_by_one(change):
             try:
-                if field_name == "mac":
-                    self.io.set_vf_mac(pf, pf_pci, vf, str(change.admin_mac))
-                else:
-                    self.io.request({"op": "set_vf_config", "pf": pf_pci, "vf": vf, "changes": changes}, 30.0)
+                self._apply(pf_pci, vf, single)
             except OSError as e:
                 raise OSError(e.errno, f"{field_name}: {pf} refused it for VF {vf}: {e.strerror or e}") from e
+
+    def _apply(self, pf_pci: str, vf: int, change: VfChange) -> None:
+        changes: dict[str, Any] = {}
+        if change.admin_mac is not None:
+            changes["admin_mac"] = change.admin_mac
+        if change.vlan is not None:
+            changes.update(vlan=change.vlan[0], vlan_qos=change.vlan[1], vlan_proto=change.vlan[2])
+        if change.rate is not None:
+            changes.update(min_tx_rate=change.rate[0], max_tx_rate=change.rate[1])
+        if change.spoofchk is not None:
+            changes["spoofchk"] = change.spoofchk
+        if change.link_state is not None:
+            changes["link_state"] = change.link_state
+        if change.trust is not None:
+            changes["trust"] = change.trust
+        self.io.request({"op": "set_vf_config", "pf": pf_pci, "vf": vf, "changes": changes}, 30.0)
 
     def set_vf_guid(self, pf: str, pf_pci: str, vf: int, guid: str) -> None:
         self.io.set_vf_guid(pf, pf_pci, vf, guid)
 
     def vf_netdev(self, root: Path, vf_pci: str) -> str | None:
         """By ifalias; the name sysfs shows is tried first (one request instead of a dump)."""
-        with netlink_at(self.host_netns) as (ipr, _fd):
-            named = sysfs_netdev(root, vf_pci)
-            if named is not None:
+        named = sysfs_netdev(root, vf_pci)
+        if named is not None:
+            with rtnl_at(self.host_netns) as (nl, _fd):
                 try:
-                    msgs = ipr.link("get", ifname=named)
+                    link = nl.link(named)
                 except NetlinkError:
-                    msgs = []
-                if msgs and alias(msgs[0]) == vf_pci:
-                    return named
+                    link = None
+            if link is not None and link.alias == vf_pci:
+                return named
+        with netlink_at(self.host_netns) as (ipr, _fd):
             for msg in ipr.get_links():
                 if alias(msg) == vf_pci:
                     return str(msg.get_attr("IFLA_IFNAME"))

@@ -7,6 +7,12 @@ a simulated host whose VF netdevs are real links) and containernetworking's `bri
 gives each side a fresh network namespace, times its ADD (no IPAM on either side), then DELs untimed.
 Interleaved ABAB after a warm-up round each; the statistic is the median on both sides.
 Target: cni_add_ratio_over_bridge <= 1.5.
+
+`--floor` adds a third side in the same rounds: what our ADD cannot avoid, each part timed on its own
+and summed per round — the shim's exec and a round trip to the server (`VERSION`), the one RTM_SETLINK
+that moves a real link into a fresh namespace with MAC, name and up (`sriovop.cni.rtnl`, as ADD sends
+it), and the simulator's two PF-side round trips (read, and a write of the values read). Its figure
+`cni_add_floor_ratio_over_bridge` says how close to the bridge plugin our design can get here.
 """
 
 from __future__ import annotations
@@ -26,9 +32,12 @@ import benchlib
 from benchlib import Figure, Stat
 from pyroute2 import IPRoute, netns
 
+from sriovop.cni.rtnl import rtnl_at
+from sriovop.cni.vfkernel import VfChange
 from sriovop.devcluster.images.cni_shim import shim_binary
 from sriovop.sim.host import SimHost
 from sriovop.sim.vf_netdevs import wire_vf_netdevs
+from sriovop.sim.vfkernel import SimVfKernel
 
 TARGET = 1.5
 CNI_DIRS = ("/usr/lib/cni", "/opt/cni/bin")
@@ -53,9 +62,49 @@ def exec_plugin(binary: Path, command: str, conf: dict[str, object], ns: str, ci
     return seconds
 
 
+def floor_side(root: Path, vf_pci: str, shim: Path, conf: dict[str, object], env: dict[str, str],
+               created: list[str], parts: dict[str, list[float]]) -> Callable[[], float]:
+    """One round of the floor (module docstring): returns the sum of its three timed parts."""
+    kernel = SimVfKernel(root)
+    pf_pci = Path(root, "sys/bus/pci/devices", vf_pci, "physfn").resolve().name
+    sim_ns = kernel.host_netns.rsplit("/", 1)[1]
+
+    def once() -> float:
+        ns = f"cnif-{uuid.uuid4().hex[:8]}"
+        netns.create(ns)
+        created.append(ns)
+        try:
+            with IPRoute(netns=sim_ns) as ipr:
+                ipr.link("add", ifname="cnifloor0", kind="veth", peer={"ifname": "cnifloor1"})
+                [index] = ipr.link_lookup(ifname="cnifloor0")
+            shim_s = exec_plugin(shim, "VERSION", conf, ns, uuid.uuid4().hex[:12], env)
+            fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                with rtnl_at(kernel.host_netns) as (nl, _fd):
+                    start = time.perf_counter()
+                    nl.set_link(index, net_ns_fd=fd, new_ifindex=index, address="02:00:00:00:be:02",
+                                ifname="net1", up=True)
+                    move_s = time.perf_counter() - start
+            finally:
+                os.close(fd)
+            start = time.perf_counter()
+            now = kernel.vf_config("", pf_pci, 0)
+            kernel.set_vf("", pf_pci, 0, VfChange(admin_mac=now.admin_mac, vlan=(now.vlan, now.vlan_qos,
+                                                                                 now.vlan_proto)))
+            sim_s = time.perf_counter() - start
+        finally:
+            netns.remove(ns)  # takes the moved link and, with it, its peer
+            created.remove(ns)
+        for name, value in (("shim_version", shim_s), ("move", move_s), ("simulator", sim_s)):
+            parts[name].append(value)
+        return shim_s + move_s + sim_s
+    return once
+
+
 def main() -> None:
     parser = benchlib.arg_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--floor", action="store_true", help="also time what our ADD cannot avoid (see above)")
     args = parser.parse_args()
     started = benchlib.machine()
     rounds = 3 if args.quick else args.rounds
@@ -63,6 +112,7 @@ def main() -> None:
     sim = SimHost(work / "host", ["xxv710:1"]).start()
     server = None
     created: list[str] = []
+    parts: dict[str, list[float]] = {"shim_version": [], "move": [], "simulator": []}
     try:
         sim.kernel.write(f"sys/bus/pci/devices/{sim.pf(0).pci}/sriov_numvfs", "1")
         [vf_pci] = wire_vf_netdevs(sim.root)
@@ -98,8 +148,11 @@ def main() -> None:
                     created.remove(ns)
             return once
 
-        samples = benchlib.interleave({"sriov": side(bin_dir / "sriov", sriov_conf, shim_env),
-                                       "bridge": side(bridge_plugin(), bridge_conf, {})}, rounds)
+        sides = {"sriov": side(bin_dir / "sriov", sriov_conf, shim_env),
+                 "bridge": side(bridge_plugin(), bridge_conf, {})}
+        if args.floor:
+            sides["floor"] = floor_side(sim.root, vf_pci, bin_dir / "sriov", sriov_conf, shim_env, created, parts)
+        samples = benchlib.interleave(sides, rounds)
     finally:
         for ns in created:
             try:
@@ -121,7 +174,17 @@ def main() -> None:
                       target=TARGET, target_what="<= 1.5 x the bridge plugin's ADD",
                       note=f"sriov ADD through the static shim and sriovop cni-server, simulated host with real "
                            f"VF netdevs, no IPAM on either side; median of {rounds}")]
-    details = {"rounds": rounds, "sriov_add_ms": ours.scaled(1000, 2), "bridge_add_ms": bridge.scaled(1000, 2)}
+    details: dict[str, object] = {"rounds": rounds, "sriov_add_ms": ours.scaled(1000, 2),
+                                  "bridge_add_ms": bridge.scaled(1000, 2)}
+    if args.floor:
+        floor = Stat.of(samples["floor"])
+        figures.append(Figure("cni_add_floor_ratio_over_bridge", round(floor.median / bridge.median, 3), "x",
+                              baseline=round(bridge.median * 1000, 2),
+                              baseline_what="bridge plugin ADD, ms (median, same rounds)",
+                              note="shim exec + server round trip, the one move request, the simulator's "
+                                   f"two round trips, summed per round; median of {rounds}"))
+        details["floor_ms"] = floor.scaled(1000, 2)
+        details["floor_parts_ms"] = {k: Stat.of(v[-rounds:]).scaled(1000, 2) for k, v in parts.items()}
     benchlib.emit("cni_add", figures, details, args.out, started)
 
 

@@ -299,3 +299,23 @@ def test_an_altname_equal_to_the_pod_ifname_does_not_block_the_move(xxv: CniSim,
     assert "net1" in xxv.pod_links(pod)
     assert xxv.call("DEL", netconf(pci, tmp_path), pod).exit_code == 0
     assert host_name in xxv.host_links()
+
+
+def test_a_pod_link_with_the_vfs_ifindex_does_not_block_the_move(xxv: CniSim, tmp_path: Path) -> None:
+    """The one-request move keeps the VF's ifindex; when the pod already uses that index the kernel
+    refuses the move and ADD moves it again with the index left to the kernel."""
+    pci, host_name = first_vf(xxv)
+    with IPRoute(netns=xxv.host_netns) as ipr:
+        vf_index = ipr.link_lookup(ifname=host_name)[0]
+    pod = xxv.new_netns()
+    with IPRoute(netns=pod) as ipr:
+        ipr.link("add", ifname="taken", kind="veth", index=vf_index, peer={"ifname": "taken-peer"})
+        assert ipr.link_lookup(ifname="taken") == [vf_index]
+    conf = netconf(pci, tmp_path, vlan=10, mac="02:00:00:00:00:0a")
+    add = xxv.call("ADD", conf, pod)
+    assert add.exit_code == 0, add.stdout
+    links = xxv.pod_links(pod)
+    assert links["net1"]["mac"] == "02:00:00:00:00:0a" and links["net1"]["up"] and links["net1"]["alias"] == pci
+    assert "taken" in links and host_name not in xxv.host_links()
+    assert xxv.call("DEL", conf, pod).exit_code == 0
+    assert xxv.host_links()[host_name]["alias"] == pci
