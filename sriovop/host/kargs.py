@@ -86,12 +86,17 @@ class KernelArgs:
 
         The RDMA mode arguments are exclusive: the opposite one goes too, whoever added it (as upstream
         removes both when the mode changes or is unset). Returns the files edited.
+
+        An argument the running kernel already has is not added (upstream's generic plugin reads
+        /proc/cmdline first): a host booted with `intel_iommu=on iommu=pt` by other means, or one whose
+        boot configuration the daemon cannot edit, needs no write for vfio-pci.
         """
         unwanted = (self.added() - desired) | (set(RDMA_ARGS.values()) - desired)
         next_boot = self.boot.next_boot_args()
         if next_boot is None and not self.boot.ostree:
             next_boot = set()  # no boot configuration: nothing to remove; adding fails (BootConfigError)
-        add = sorted(a for a in desired if next_boot is None or a not in next_boot)
+        running = self.current()
+        add = sorted(a for a in desired if a not in running and (next_boot is None or a not in next_boot))
         # OSTree's arguments are not read here: rpm-ostree deletes only what is present.
         present = next_boot if next_boot is not None else unwanted
         remove = sorted(a for a in unwanted if a in present)

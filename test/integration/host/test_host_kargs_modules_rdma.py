@@ -125,6 +125,23 @@ def test_a_host_without_boot_configuration_fails_instead_of_rebooting(tmp_path: 
             GenericPlugin(host, options=FAST).on_node_state_change(_state(host, [_iface(pf, 2, VFIO)]))
 
 
+def test_a_host_booted_with_the_iommu_args_needs_no_boot_configuration_for_vfio(tmp_path: Path) -> None:
+    """Host: the simulated host, booted with `intel_iommu=on iommu=pt` by other means (a VM's kernel command
+    line) and without a boot configuration: the vfio-pci policy writes nothing, needs no reboot, and its
+    VFs are bound to vfio-pci."""
+    cmdline = "BOOT_IMAGE=/vmlinuz ro quiet " + " ".join(IOMMU)
+    with sim_host(tmp_path, ["xxv710:1"], boot_loader="none", cmdline=cmdline) as (sim, host):
+        pf = host.discover()[0]
+        plugin = GenericPlugin(host, options=FAST)
+        spec = [_iface(pf, 2, VFIO)]
+        assert plugin.on_node_state_change(_state(host, spec)) == Decision(False, False)
+        assert host.kargs.added() == set() and not host.kargs.boot.bls_entries()
+        plugin.apply()
+        vfs = [vf for p in host.discover() for vf in p.get("Vfs") or []]
+        assert [vf["driver"] for vf in vfs] == ["vfio-pci", "vfio-pci"], vfs
+        assert not plugin.check_status_changes(_state(host, spec))
+
+
 # --- RDMA ----------------------------------------------------------------------------------------
 def test_rdma_mode_is_set_on_the_running_kernel_and_persisted(tmp_path: Path) -> None:
     with sim_host(tmp_path, ["cx6dx:1"], modules=["ib_core"]) as (sim, host):
