@@ -130,7 +130,7 @@ def test_a_host_booted_with_the_iommu_args_needs_no_boot_configuration_for_vfio(
     line) and without a boot configuration: the vfio-pci policy writes nothing, needs no reboot, and its
     VFs are bound to vfio-pci."""
     cmdline = "BOOT_IMAGE=/vmlinuz ro quiet " + " ".join(IOMMU)
-    with sim_host(tmp_path, ["xxv710:1"], boot_loader="none", cmdline=cmdline) as (sim, host):
+    with sim_host(tmp_path, ["xxv710:1"], boot_loader="none", cmdline=cmdline) as (_sim, host):
         pf = host.discover()[0]
         plugin = GenericPlugin(host, options=FAST)
         spec = [_iface(pf, 2, VFIO)]
