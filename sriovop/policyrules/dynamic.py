@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from sriovop.api.v1 import consts
@@ -11,6 +11,7 @@ from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.policyrules.denied import Denied
 from sriovop.policyrules.fields import as_map, loose_int, loose_str
 from sriovop.policyrules.identity_memo import IdentityMemo
+from sriovop.policyrules.node_classes import NodeClassMemo
 from sriovop.policyrules.peers import (
     NODE_MEMO_LIMIT,
     AliasKey,
@@ -165,19 +166,74 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
             f"no matched node is selected by the nodeSelector in CR {p.name} (selector {p.node_selector})",
         )
     judge = _DynamicJudge(p, view, dev_mode)
-    for node in nodes:
+    version = view.version()
+    walk = nodes if version is None else _CLASSES.representatives(nodes, version, _class_of(judge.states, view))
+    for node in walk:
         judge.judge_node(node)
+    if walk is not nodes and not judge.selected:
+        # The denial lists the rejected nodes one by one: walk them all (see node_classes.py).
+        judge = _DynamicJudge(p, view, dev_mode)
+        for node in nodes:
+            judge.judge_node(node)
     judge.deny_unless_selected()
 
 
-def _peer_groups(p: PolicySpec, view: ClusterView) -> dict[_SelectorKey, list[Peer]]:
-    """The other policies, grouped by nodeSelector: a group selects a node or not as a whole."""
+#: Selected nodes -> one node per class the rules cannot tell apart (node_classes.py).
+_CLASSES = NodeClassMemo()
+
+
+def _class_of(states: Mapping[str, Any], view: ClusterView) -> Callable[[Mapping[str, Any]], Hashable]:
+    """A node's class: everything the dynamic checks read from it but its name (its interfaces' shape,
+    its platform, its values of the label keys any stored policy selects on)."""
+    keys: list[str] | None = None
+
+    def class_of(node: Mapping[str, Any]) -> Hashable:
+        nonlocal keys
+        if keys is None:  # only when the classes are computed, not on every request
+            keys = _selector_keys(view.policies())
+        name, labels, virtual = _node_facts(node)
+        state = states.get(name)
+        return cached_shape(state, _interfaces(state)), virtual, tuple(map(labels.get, keys))
+
+    return class_of
+
+
+def _selector_keys(policies: Sequence[Mapping[str, Any]]) -> list[str]:
+    return sorted({k for obj in policies if (peer := cached_peer(obj)) for k, _ in peer.selector_key})
+
+
+def _group_peers(policies: Sequence[Mapping[str, Any]]) -> dict[_SelectorKey, list[Peer]]:
     groups: dict[_SelectorKey, list[Peer]] = {}
-    for obj in view.policies():
+    for obj in policies:
         peer = cached_peer(obj)
-        if peer and peer.spec.name != p.name:
+        if peer:
             groups.setdefault(peer.selector_key, []).append(peer)
     return groups
+
+
+_Groups = dict[_SelectorKey, list[Peer]]
+#: (view version, every stored policy grouped by nodeSelector, their names): one grouping per version,
+#: replaced whole (one assignment), so a concurrent request reads the old or the new one.
+_kept_groups: tuple[Hashable, _Groups, frozenset[str]] | None = None
+
+
+def _peer_groups(p: PolicySpec, view: ClusterView) -> _Groups:
+    """The other policies, grouped by nodeSelector: a group selects a node or not as a whole. The
+    grouping of all stored policies is kept per view version; `p`'s own stored copy is left out."""
+    global _kept_groups
+    version = view.version()
+    kept = _kept_groups
+    if version is not None and kept is not None and kept[0] == version:
+        groups, names = kept[1], kept[2]
+    else:
+        groups = _group_peers(view.policies())
+        names = frozenset(peer.spec.name for members in groups.values() for peer in members)
+        if version is not None:
+            _kept_groups = (version, groups, names)
+    if p.name not in names:
+        return groups
+    others = {key: [peer for peer in members if peer.spec.name != p.name] for key, members in groups.items()}
+    return {key: members for key, members in others.items() if members}
 
 
 class _DynamicJudge:

@@ -53,7 +53,9 @@ def cached_peer(obj: object) -> Peer | None:
     return _PEER_CACHE.get(obj, lambda: _parse_peer(obj))
 
 
-AliasKey = tuple[tuple[str, str], ...]
+#: A node's name aliases as one string (`name<TAB>real` lines, sorted): the requests' memos look it up
+#: once per peer and node class, and a str keeps its hash where a tuple of pairs is hashed on every lookup.
+AliasKey = str
 #: NodeState → its name aliases and their hashable key; the same identity rule as peers. Sized for one
 #: entry per node of a large cluster: a smaller bound would be cleared on every request.
 NODE_MEMO_LIMIT = 65536
@@ -72,7 +74,7 @@ def _aliases(interfaces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 def _keyed_aliases(interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:
     aliases = _aliases(interfaces)
-    return aliases, tuple(sorted(aliases.items()))
+    return aliases, "\n".join(f"{name}\t{real}" for name, real in sorted(aliases.items()))
 
 
 def cached_aliases(state: object, interfaces: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], AliasKey]:

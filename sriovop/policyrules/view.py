@@ -6,7 +6,8 @@ plan`, the unit tests and the benchmark an in-memory one, and the rules cannot t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol
 
 from sriovop.api.v1.selectors import node_selector_matches as node_selected
@@ -15,6 +16,8 @@ from sriovop.policyrules.selection_memo import SelectionMemo
 from sriovop.runtime.objects import freeze
 
 Obj = dict[str, Any]
+#: Tells views apart in their version tokens (an id() can be reused once a view is gone).
+VIEW_SERIALS = itertools.count()
 
 
 class ClusterView(Protocol):
@@ -38,6 +41,11 @@ class ClusterView(Protocol):
         """The NAD, or None when it does not exist."""
 
     def supported_nics(self) -> SupportedNics: ...
+
+    def version(self) -> Hashable:
+        """A token that changes whenever a NodeState or a policy may have changed (Nodes are covered by
+        `nodes()` returning a new sequence); None when the view cannot tell, e.g. one that reads live:
+        then nothing derived from its objects is kept between requests."""
 
 
 def object_labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -90,6 +98,7 @@ class StaticClusterView:
         }
         self._nics = nics or SupportedNics(())
         self._selections = SelectionMemo()  # the snapshot never changes: one version
+        self._version = ("static", next(VIEW_SERIALS))
 
     def nodes(self, selector: Mapping[str, str]) -> Sequence[Obj]:
         return self._selections.select(0, selector, lambda: select_indexed(selector, lambda pairs: min(
@@ -112,3 +121,6 @@ class StaticClusterView:
 
     def supported_nics(self) -> SupportedNics:
         return self._nics
+
+    def version(self) -> Hashable:
+        return self._version  # a snapshot never changes

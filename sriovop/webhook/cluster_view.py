@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
@@ -142,6 +142,9 @@ class ClientClusterView:
 
     def policies(self) -> Sequence[Obj]:
         return self._reader.list(kinds.SRIOV_NETWORK_NODE_POLICY, namespace=self._namespace)
+
+    def version(self) -> Hashable:
+        return None  # every read is live: nothing to key a memo on
 
     def network_attachment_definition(self, namespace: str, name: str) -> Obj | None:
         try:

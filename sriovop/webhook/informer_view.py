@@ -15,7 +15,7 @@ network.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -23,6 +23,7 @@ import structlog
 from sriovop.api.v1 import consts, kinds
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.policyrules.selection_memo import SelectionMemo
+from sriovop.policyrules.view import VIEW_SERIALS
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.cache import FuncHandler, InformerFactory
 from sriovop.runtime.client import Client
@@ -81,6 +82,7 @@ class InformerClusterView:
         self._stop = threading.Event()
         self._states_by_name = _StatesByName(self._states.store, namespace)
         self._selections = SelectionMemo()
+        self._serial = next(VIEW_SERIALS)
         self.barrier = FreshnessBarrier(
             [(self._current_rv(core_kinds.NODE, None), self._nodes.store),
              (self._current_rv(kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store),
@@ -144,3 +146,9 @@ class InformerClusterView:
 
     def supported_nics(self) -> SupportedNics:
         return self._nics.current()
+
+    def version(self) -> Hashable:
+        """The NodeState and policy caches' resourceVersions (each advances with every applied event);
+        None until both have one."""
+        states, policies = self._states.store.resource_version, self._policies.store.resource_version
+        return (self._serial, states, policies) if states and policies else None
