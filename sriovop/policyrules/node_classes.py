@@ -8,10 +8,11 @@ judges a handful of nodes instead of every selected one: in the first node of ea
 selection's order, which is the node the per-node walk would name in the same denial (every earlier
 node belongs to a class already judged without a denial).
 
-The classes of a selection are kept while the view's version (its NodeState and policy caches) and
-the selection itself (the same tuple from the selection memo, which follows the Node cache) do not
-change. Only the outcome "something is selected" is decided from the classes; when nothing is, the
-caller walks every node to list them in the denial.
+The classes of a selection are kept while the view's version (its Node, NodeState and policy caches)
+and the selection itself (the same tuple from the selection memo) do not change; a new version drops
+them all, so the memo never holds a selection the caches have moved past. Only the outcome
+"something is selected" is decided from the classes; when nothing is, the caller walks every node to
+list them in the denial.
 """
 
 from __future__ import annotations

@@ -43,9 +43,10 @@ class ClusterView(Protocol):
     def supported_nics(self) -> SupportedNics: ...
 
     def version(self) -> Hashable:
-        """A token that changes whenever a NodeState or a policy may have changed (Nodes are covered by
-        `nodes()` returning a new sequence); None when the view cannot tell, e.g. one that reads live:
-        then nothing derived from its objects is kept between requests."""
+        """A token that changes whenever a Node, a NodeState or a policy may have changed; None when the
+        view cannot tell, e.g. one that reads live: then nothing derived from its objects is kept
+        between requests. (Memos keyed on it are dropped when it moves, so they never pin objects the
+        caches have replaced.)"""
 
 
 def object_labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -148,7 +148,8 @@ class InformerClusterView:
         return self._nics.current()
 
     def version(self) -> Hashable:
-        """The NodeState and policy caches' resourceVersions (each advances with every applied event);
-        None until both have one."""
-        states, policies = self._states.store.resource_version, self._policies.store.resource_version
-        return (self._serial, states, policies) if states and policies else None
+        """The Node, NodeState and policy caches' resourceVersions (each advances with every applied
+        event); None until all three have one."""
+        versions = (self._nodes.store.resource_version, self._states.store.resource_version,
+                    self._policies.store.resource_version)
+        return (self._serial, *versions) if all(versions) else None
