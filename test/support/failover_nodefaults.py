@@ -13,17 +13,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 from pathlib import Path
 
-from sriovop.devcluster.binaries import find_node_binaries
-
-
-def crictl(socket: Path, *args: str, with_stderr: bool = False) -> str:
-    """crictl against one node's containerd; `with_stderr` for `logs` (a container's stderr comes there)."""
-    cmd = [str(find_node_binaries().crictl), "--runtime-endpoint", f"unix://{socket}", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=120)
-    return done.stdout + (done.stderr if with_stderr else "")
+from test.support.crictl import CrictlError, crictl
 
 
 def kubelet_pid(cluster_dir: Path, node: str) -> int:
@@ -47,7 +39,7 @@ def container_pids(socket: Path) -> list[int]:
     for cid in crictl(socket, "ps", "-q").split():
         try:
             init = int(json.loads(crictl(socket, "inspect", cid))["info"]["pid"])
-        except (subprocess.CalledProcessError, KeyError, ValueError):
+        except (CrictlError, KeyError, ValueError):
             continue  # exited meanwhile
         pids.add(init)
         pids.update(_cgroup_peers(init))

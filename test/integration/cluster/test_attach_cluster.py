@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION
-from sriovop.devcluster.binaries import find_node_binaries
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import EVENT, POD
 from test.support.cluster import POD_TIMEOUT_S, ClusterNodes, pod_on, running_pod
 from test.support.controllers_harness import wait_for
+from test.support.crictl import crictl
 from test.support.kube import apply_crds
 
 REPO = Path(__file__).resolve().parents[3]
@@ -62,12 +62,9 @@ def _pod(name: str, networks: str) -> dict[str, Any]:
 
 def _pod_addresses(cluster_nodes: ClusterNodes, namespace: str, name: str) -> dict[str, dict[str, Any]]:
     """The pod's interfaces as `ip -j addr` sees them inside its network namespace (found by crictl)."""
-    crictl = [str(find_node_binaries(build=False).crictl), "--runtime-endpoint",
-              f"unix://{cluster_nodes.containerd_socket(NODE)}"]
-    sandbox = subprocess.run([*crictl, "pods", "-q", "--namespace", namespace, "--name", name, "--state", "ready"],
-                             capture_output=True, text=True, check=True, timeout=60).stdout.split()[0]
-    info = json.loads(subprocess.run([*crictl, "inspectp", sandbox], capture_output=True, text=True, check=True,
-                                     timeout=60).stdout)
+    socket = cluster_nodes.containerd_socket(NODE)
+    sandbox = crictl(socket, "pods", "-q", "--namespace", namespace, "--name", name, "--state", "ready").split()[0]
+    info = json.loads(crictl(socket, "inspectp", sandbox))
     netns = next(ns["path"] for ns in info["info"]["runtimeSpec"]["linux"]["namespaces"] if ns["type"] == "network")
     links = json.loads(subprocess.run(["nsenter", f"--net={netns}", "ip", "-j", "addr"], capture_output=True,
                                       text=True, check=True, timeout=30).stdout)

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from sriovop.devcluster.binaries import find_node_binaries
 from sriovop.kubelet.channel import KubeletApiError
 from sriovop.kubelet.podresources import allocatable_devices, list_pod_resources
 from sriovop.runtime.client import Client
@@ -26,6 +25,7 @@ from sriovop.runtime.kinds import POD
 from sriovop.sim.vf_netdevs import kill_netns
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, running_pod
 from test.support.controllers_harness import wait_for
+from test.support.crictl import crictl
 from test.support.kube import apply_crds
 from test.support.vf_node import DP_TIMEOUT_S, NETWORK_STATUS, VfNode, vf_node
 
@@ -49,12 +49,9 @@ def _kill_netns_of(vf: VfNode, pod: str) -> list[str]:
     back to the host as the kernel returns it from a dying namespace (sriovop.sim.vf_netdevs.kill_netns), and
     containerd's netns mount is taken away, so containerd sees it closed and DELs with no CNI_NETNS.
     The pause process keeps the (now VF-less) namespace until the pod is deleted."""
-    crictl = [str(find_node_binaries(build=False).crictl), "--runtime-endpoint",
-              f"unix://{vf.cluster.containerd_socket(vf.node)}"]
-    sandbox = subprocess.run([*crictl, "pods", "-q", "--namespace", vf.namespace, "--name", pod, "--state", "ready"],
-                             capture_output=True, text=True, check=True, timeout=60).stdout.split()[0]
-    info = json.loads(subprocess.run([*crictl, "inspectp", sandbox], capture_output=True, text=True, check=True,
-                                     timeout=60).stdout)["info"]
+    socket = vf.cluster.containerd_socket(vf.node)
+    sandbox = crictl(socket, "pods", "-q", "--namespace", vf.namespace, "--name", pod, "--state", "ready").split()[0]
+    info = json.loads(crictl(socket, "inspectp", sandbox))["info"]
     path = next(ns["path"] for ns in info["runtimeSpec"]["linux"]["namespaces"] if ns["type"] == "network")
     name = f"churn-dead-{sandbox[:8]}"
     subprocess.run(["ip", "netns", "attach", name, str(info["pid"])], check=True, capture_output=True, timeout=60)
