@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sriovop.api.v1 import consts
@@ -165,14 +166,16 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
             "spec.nodeSelector",
             f"no matched node is selected by the nodeSelector in CR {p.name} (selector {p.node_selector})",
         )
-    judge = _DynamicJudge(p, view, dev_mode)
     version = view.version()
-    walk = nodes if version is None else _CLASSES.representatives(nodes, version, _class_of(judge.states, view))
+    stored = _stored_policies(view, version)
+    judge = _DynamicJudge(p, view, dev_mode, _peer_groups(p, stored))
+    walk = nodes if version is None else _CLASSES.representatives(nodes, version,
+                                                                   _class_of(judge.states, stored.keys))
     for node in walk:
         judge.judge_node(node)
     if walk is not nodes and not judge.selected:
         # The denial lists the rejected nodes one by one: walk them all (see node_classes.py).
-        judge = _DynamicJudge(p, view, dev_mode)
+        judge = _DynamicJudge(p, view, dev_mode, judge.groups)
         for node in nodes:
             judge.judge_node(node)
     judge.deny_unless_selected()
@@ -182,15 +185,11 @@ def dynamic_checks(p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
 _CLASSES = NodeClassMemo()
 
 
-def _class_of(states: Mapping[str, Any], view: ClusterView) -> Callable[[Mapping[str, Any]], Hashable]:
+def _class_of(states: Mapping[str, Any], keys: Sequence[str]) -> Callable[[Mapping[str, Any]], Hashable]:
     """A node's class: everything the dynamic checks read from it but its name (its interfaces' shape,
-    its platform, its values of the label keys any stored policy selects on)."""
-    keys: list[str] | None = None
+    its platform, its values of `keys`, the label keys any stored policy selects on)."""
 
     def class_of(node: Mapping[str, Any]) -> Hashable:
-        nonlocal keys
-        if keys is None:  # only when the classes are computed, not on every request
-            keys = _selector_keys(view.policies())
         name, labels, virtual = _node_facts(node)
         state = states.get(name)
         return cached_shape(state, _interfaces(state)), virtual, tuple(map(labels.get, keys))
@@ -198,41 +197,47 @@ def _class_of(states: Mapping[str, Any], view: ClusterView) -> Callable[[Mapping
     return class_of
 
 
-def _selector_keys(policies: Sequence[Mapping[str, Any]]) -> list[str]:
-    return sorted({k for obj in policies if (peer := cached_peer(obj)) for k, _ in peer.selector_key})
+_Groups = dict[_SelectorKey, list[Peer]]
 
 
-def _group_peers(policies: Sequence[Mapping[str, Any]]) -> dict[_SelectorKey, list[Peer]]:
-    groups: dict[_SelectorKey, list[Peer]] = {}
-    for obj in policies:
+@dataclass(frozen=True)
+class _StoredPolicies:
+    """Every stored policy grouped by nodeSelector, their names, and the label keys they select on."""
+
+    groups: _Groups
+    names: frozenset[str]
+    keys: tuple[str, ...]
+
+
+#: (view version, its stored policies): one grouping per version, replaced whole (one assignment), so a
+#: concurrent request reads the old or the new one.
+_kept_stored: tuple[Hashable, _StoredPolicies] | None = None
+
+
+def _stored_policies(view: ClusterView, version: Hashable) -> _StoredPolicies:
+    """The view's stored policies, grouped; kept while `version` (read before the policies) holds."""
+    global _kept_stored
+    kept = _kept_stored
+    if version is not None and kept is not None and kept[0] == version:
+        return kept[1]
+    groups: _Groups = {}
+    for obj in view.policies():
         peer = cached_peer(obj)
         if peer:
             groups.setdefault(peer.selector_key, []).append(peer)
-    return groups
+    stored = _StoredPolicies(groups, frozenset(peer.spec.name for members in groups.values() for peer in members),
+                             tuple(sorted({k for key in groups for k, _ in key})))
+    if version is not None:
+        _kept_stored = (version, stored)
+    return stored
 
 
-_Groups = dict[_SelectorKey, list[Peer]]
-#: (view version, every stored policy grouped by nodeSelector, their names): one grouping per version,
-#: replaced whole (one assignment), so a concurrent request reads the old or the new one.
-_kept_groups: tuple[Hashable, _Groups, frozenset[str]] | None = None
-
-
-def _peer_groups(p: PolicySpec, view: ClusterView) -> _Groups:
-    """The other policies, grouped by nodeSelector: a group selects a node or not as a whole. The
-    grouping of all stored policies is kept per view version; `p`'s own stored copy is left out."""
-    global _kept_groups
-    version = view.version()
-    kept = _kept_groups
-    if version is not None and kept is not None and kept[0] == version:
-        groups, names = kept[1], kept[2]
-    else:
-        groups = _group_peers(view.policies())
-        names = frozenset(peer.spec.name for members in groups.values() for peer in members)
-        if version is not None:
-            _kept_groups = (version, groups, names)
-    if p.name not in names:
-        return groups
-    others = {key: [peer for peer in members if peer.spec.name != p.name] for key, members in groups.items()}
+def _peer_groups(p: PolicySpec, stored: _StoredPolicies) -> _Groups:
+    """The other policies, grouped by nodeSelector: a group selects a node or not as a whole. `p`'s own
+    stored copy is left out."""
+    if p.name not in stored.names:
+        return stored.groups
+    others = {key: [peer for peer in members if peer.spec.name != p.name] for key, members in stored.groups.items()}
     return {key: members for key, members in others.items() if members}
 
 
@@ -249,14 +254,14 @@ class _DynamicJudge:
       conflicts under this PF naming.
     """
 
-    def __init__(self, p: PolicySpec, view: ClusterView, dev_mode: bool) -> None:
+    def __init__(self, p: PolicySpec, view: ClusterView, dev_mode: bool, groups: _Groups) -> None:
         self.p = p
         self.dev_mode = dev_mode
         self.states = view.node_states_by_name()
         self.nics = view.supported_nics()
         self.selector = webhook_selector(p.nic.as_dict())
         self.mine = [(i, entry, parse_pf_name(entry)) for i, entry in enumerate(p.nic.pf_names)]
-        self.groups = _peer_groups(p, view)
+        self.groups = groups
         # Which peer groups select a node depends only on the node's values for the keys the peers'
         # selectors use: nodes are bucketed by that projection and each bucket is matched against the
         # groups once, so the cost is (distinct projections x groups) + (nodes x groups that select
