@@ -144,10 +144,19 @@ def drain_with_a_workload(client: Client, timeline: Timeline, webhook_url: str, 
         assert kubelet.finalized == [f"{WORKLOAD_NS}/rbac-proof-workload"], kubelet.errors
 
 
-def _device_plugin_waiting(client: Client, dps: FakeDevicePluginSet) -> bool:
+def _device_plugin_marked(client: Client, dps: FakeDevicePluginSet) -> bool:
+    """The current init container has marked its pod: the mark is on the pod now, or the process has
+    already exited 0, which it does only after its mark was set and then removed (the daemon's steady
+    state releases a marked pod on a configured node at its next drift check, which can come before
+    this look). A process that failed ends the wait with its log."""
     run = dps.current()
-    if run is None or run.proc.poll() is not None:
+    if run is None:
         return False
+    code = run.proc.poll()
+    if code is not None:
+        if code != 0:
+            raise AssertionError(f"the init container exited {code}:\n{run.log_text()}")
+        return True
     pod = client.get(POD, run.pod, NS)
     return consts.DEVICE_PLUGIN_WAIT_CONFIG_ANNOTATION in (pod["metadata"].get("annotations") or {})
 
@@ -160,7 +169,7 @@ def device_plugin_blocked_until_configured(client: Client, timeline: Timeline, d
     The flow plays the DaemonSet controller and the kubelet (no controller-manager or kubelet here)."""
     with FakeDevicePluginSet(client, NS, nodes[0], device_plugin_kubeconfig, log_dir, init=True) as dps:
         with timeline.step(f"a device-plugin pod on {nodes[0]}: its init container marks it and waits"):
-            wait_until("the init container's wait mark", lambda: _device_plugin_waiting(client, dps), timeout=60)
+            wait_until("the init container's wait mark", lambda: _device_plugin_marked(client, dps), timeout=150)
             first = dps.current()
         with timeline.step("policy numVfs 4 -> 6: the daemon restarts the device plugin around the apply "
                            "and unblocks the replacement"):
