@@ -11,8 +11,8 @@
 #   --mem MB / --smp N       guest size (default 1024 / 2)
 #   --accel kvm|tcg|auto     (default auto: KVM only if a short probe boots, cached per host boot)
 #   --hostname NAME          guest hostname (default sriovop-e2e)
-#   --iommu                  add an emulated Intel IOMMU (and intel_iommu=on, unless --cmdline is given) so VFs
-#                            can be bound to vfio-pci
+#   --iommu                  add an emulated Intel IOMMU (and intel_iommu=on iommu=pt, the arguments the config
+#                            daemon wants for vfio-pci, unless --cmdline is given) so VFs can be bound to vfio-pci
 #   --cmdline LINE           the whole kernel command line (what a boot loader read from the boot entry)
 #   --persist DIR            read-write share that outlives the guest: DIR/boot is the guest's /boot and
 #                            DIR/state its /etc/sriov-operator (boot entries, operator state across "reboots")
@@ -78,7 +78,7 @@ args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults
       -serial stdio -no-reboot
       -qmp "unix:$JOB/qmp.sock,server=on,wait=off"
       -kernel "$KERNEL" -initrd "$INITRD"
-      -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on}}"
+      -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on iommu=pt}}"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap"
       -virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=modules,security_model=none,readonly=on")

@@ -122,8 +122,11 @@ def node_files(cluster: ClusterAccess, name: str) -> dict[str, str | bytes]:
     }
 
 
-def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, igb: int = 1) -> GuestVM:
-    """The guest with its job; containerd inherits SRIOVOP_CNI_SOCKET_DIR (the attach server's sockets)."""
+def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, igb: int = 1,
+            iommu: bool = False) -> GuestVM:
+    """The guest with its job; containerd inherits SRIOVOP_CNI_SOCKET_DIR (the attach server's sockets).
+    `iommu` adds QEMU's intel-iommu and boots with `intel_iommu=on iommu=pt` (run.sh's default command line
+    then), the arguments the config daemon wants for vfio-pci: the node needs no reboot for a vfio policy."""
     for archive in images:
         if "," in str(archive) or " " in str(archive):
             raise ValueError(f"image archive {archive}: the guest's import list is split on spaces")
@@ -137,7 +140,7 @@ def node_vm(cluster: ClusterAccess, images: list[Path], name: str = NODE_NAME, i
         "PATH": f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     }
     return GuestVM(igb=igb, apiserver_port=cluster.apiserver_port, env=env, files=node_files(cluster, name),
-                   mem_mb=MEM_MB, hostname=name)
+                   mem_mb=MEM_MB, hostname=name, iommu=iommu)
 
 
 def start_node(vm: GuestVM, timeout: float = 5400, console_log: Path | None = None) -> RunningGuest:

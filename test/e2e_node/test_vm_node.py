@@ -65,6 +65,7 @@ from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import ConnectionFailed, NotFound
 from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
 from test.support import vm_node_pods as pods
+from test.support import vm_node_vfio as vfio
 from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
 from test.support.vm_daemon import GuestShell
 from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
@@ -90,6 +91,12 @@ CHANGED_MTU = 9000
 FORCE_DELETE_VFS = 6
 TOTAL_VFS = 7  # the 82576's sriov_totalvfs
 RESOURCE = "openshift.io/igbvfs"
+# The second PF (the guest boots with the IOMMU and `intel_iommu=on iommu=pt`): VFs bound to vfio-pci.
+VFIO_PF_PCI = "0000:02:00.0"
+VFIO_PF_NAME = "eth1"
+VFIO_POLICY = "vm-igb-vfio"
+VFIO_RESOURCE = "openshift.io/igbvfio"
+VFIO_NUM_VFS = 2
 # TCG guest under a loaded machine: every step gets minutes.
 STEP_TIMEOUT_S = 900.0
 
@@ -129,9 +136,9 @@ def _node_state(kube: Client) -> dict[str, Any]:
     return dict(kube.get(SRIOV_NETWORK_NODE_STATE, NODE_NAME, NAMESPACE))
 
 
-def _pf_status(state: dict[str, Any]) -> dict[str, Any] | None:
+def _pf_status(state: dict[str, Any], pci: str = PF_PCI) -> dict[str, Any] | None:
     for iface in (state.get("status") or {}).get("interfaces") or []:
-        if iface.get("pciAddress") == PF_PCI:
+        if iface.get("pciAddress") == pci:
             return dict(iface)
     return None
 
@@ -146,18 +153,19 @@ def _daemon_pod(kube: Client) -> dict[str, Any] | None:
     return None
 
 
-def _policy(num_vfs: int, mtu: int = 1500) -> dict[str, Any]:
+def _policy(num_vfs: int, mtu: int = 1500, *, name: str = POLICY, resource: str = RESOURCE, pf: str = PF_NAME,
+            device_type: str = "netdevice") -> dict[str, Any]:
     return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
-            "metadata": {"name": POLICY, "namespace": NAMESPACE}, "spec": {
-                "resourceName": RESOURCE.split("/")[1], "numVfs": num_vfs, "mtu": mtu, "priority": 10,
-                "deviceType": "netdevice",
-                "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [PF_NAME]},
+            "metadata": {"name": name, "namespace": NAMESPACE}, "spec": {
+                "resourceName": resource.split("/")[1], "numVfs": num_vfs, "mtu": mtu, "priority": 10,
+                "deviceType": device_type,
+                "nicSelector": {"vendor": "8086", "deviceID": "10c9", "pfNames": [pf]},
                 "nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}}
 
 
-def _allocatable(kube: Client, want: str) -> str | None:
-    """The guest node's allocatable count of RESOURCE once it is `want` (else None)."""
-    value = ((kube.get(NODE, NODE_NAME).get("status") or {}).get("allocatable") or {}).get(RESOURCE)
+def _allocatable(kube: Client, want: str, resource: str = RESOURCE) -> str | None:
+    """The guest node's allocatable count of `resource` once it is `want` (else None)."""
+    value = ((kube.get(NODE, NODE_NAME).get("status") or {}).get("allocatable") or {}).get(resource)
     return value if value == want else None
 
 
@@ -372,6 +380,55 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     _wait("the guest node Ready after the kubelet restart", lambda: schedulable(kube.get(NODE, NODE_NAME)))
 
 
+def _boot_id(shell: GuestShell) -> str:
+    rc, out, err = shell.run("cat /proc/sys/kernel/random/boot_id")
+    assert rc == 0, err
+    return out.strip()
+
+
+def _vfio_configured(kube: Client) -> dict[str, Any] | None:
+    """The vfio PF's status once the NodeState is Succeeded with its VFs on vfio-pci (else None)."""
+    state = _node_state(kube)
+    pf = _pf_status(state, VFIO_PF_PCI)
+    if (state.get("status") or {}).get("syncStatus") != "Succeeded" or pf is None:
+        return None
+    vfs = pf.get("Vfs") or []
+    return pf if len(vfs) == VFIO_NUM_VFS and all(vf.get("driver") == "vfio-pci" for vf in vfs) else None
+
+
+def _vfio_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
+    """A pod on the vfio-pci SriovNetwork gets `/dev/vfio/<group>` of the VF named in its environment."""
+    pf = _wait("the vfio PF Succeeded with its VFs on vfio-pci", lambda: _vfio_configured(kube))
+    kernel = vfio.host_vfs(shell, VFIO_PF_PCI)
+    record["vfio_host_vfs"] = kernel
+    record["vfio_status_vfs"] = [(vf["pciAddress"], vf.get("driver")) for vf in pf.get("Vfs") or []]
+    record["vfio_allocatable"] = _wait(f"{VFIO_RESOURCE}: {VFIO_NUM_VFS} allocatable on the guest node",
+                                       lambda: _allocatable(kube, str(VFIO_NUM_VFS), VFIO_RESOURCE))
+    kube.create(SRIOV_NETWORK, vfio.vfio_network(NAMESPACE, VFIO_RESOURCE.split("/")[1]), NAMESPACE)
+    _wait("the operator's vfio NetworkAttachmentDefinition in default",
+          lambda: kube.get(NETWORK_ATTACHMENT_DEFINITION, vfio.NETWORK, "default"))
+    created = kube.create(POD, vfio.vfio_pod(NODE_NAME), "default")
+    record["vfio_injected_request"] = pods.requested(created, VFIO_RESOURCE)
+    pod = _wait(f"pod {vfio.POD_NAME} Running on the guest node", _running(kube, vfio.POD_NAME))
+    env_key = "PCIDEVICE_" + VFIO_RESOURCE.replace(".", "_").replace("/", "_").upper()
+    seen = vfio.pod_vfio(shell, pod, pods.container_pid(shell, pod), env_key)
+    entries = json.loads((pod["metadata"].get("annotations") or {}).get(pods.STATUS_ANNOTATION) or "[]")
+    [status] = [e for e in entries if e.get("name") == f"default/{vfio.NETWORK}"]
+    seen["status"] = status
+    seen["pf_entry"] = pods.pf_vf_entry(shell, VFIO_PF_NAME, VFIO_PF_PCI, seen["pci"]) if seen["pci"] else {}
+    record["vfio_pod_seen"] = seen
+    host = kernel.get(seen["pci"]) or {}
+    ok = (host.get("driver") == "vfio-pci" and host.get("group") == seen["group"] != ""
+          and seen["container_dev_vfio"] == sorted([seen["group"], "vfio"]) and seen["open"] == "opened"
+          and ((status.get("device-info") or {}).get("pci") or {}).get("pci-address") == seen["pci"]
+          and pods.vlan_of(seen["pf_entry"]) == vfio.VLAN)
+    record["vfio_pod"] = {"group": seen["group"], "pci": seen["pci"], "env": f"{env_key}={seen['pci']}",
+                          "dev": seen["container_dev_vfio"], "checked": ok}
+    kube.delete(POD, vfio.POD_NAME, "default")
+    _wait("the vfio pod gone", lambda: not [p for p in kube.list(POD, "default")
+                                            if p["metadata"]["name"] == vfio.POD_NAME])
+
+
 def _drain_step(kube: Client, shell: GuestShell, record: dict[str, Any], plugin_uid: str,
                 early: list[str]) -> None:
     """MTU and VF count change: the drain handshake evicts the workload pod from the guest node."""
@@ -482,7 +539,7 @@ def scenario() -> Iterator[dict[str, Any]]:
         _kubectl(cluster.kubeconfig, "apply", "-k", str(REPO / "manifests" / "crds"))
         _kubectl(cluster.kubeconfig, "apply", "-k", str(REPO / "manifests"))
 
-        guest = start_node(node_vm(access, [IMAGES / name for name in GUEST_IMAGES]))
+        guest = start_node(node_vm(access, [IMAGES / name for name in GUEST_IMAGES], igb=2, iommu=True))
         record["join_s"] = round(join(kube, guest), 1)
         joined = time.monotonic()
         shell = GuestShell(guest)
@@ -499,7 +556,11 @@ def scenario() -> Iterator[dict[str, Any]]:
         _wait("the NodeState reporting the 82576 PF", lambda: _pf_status(_node_state(kube)))
 
         started = time.monotonic()
+        record["boot_id"] = _boot_id(shell)
         kube.create(SRIOV_NETWORK_NODE_POLICY, _policy(NUM_VFS), NAMESPACE)
+        # vfio-pci on the second PF in the same sync: the boot already has the IOMMU arguments, so no reboot.
+        kube.create(SRIOV_NETWORK_NODE_POLICY, _policy(VFIO_NUM_VFS, name=VFIO_POLICY, resource=VFIO_RESOURCE,
+                                                       pf=VFIO_PF_NAME, device_type="vfio-pci"), NAMESPACE)
         early: list[str] = []
         pf = _wait("NodeState Succeeded with the VFs", _gated_probe(kube, shell, NUM_VFS, 1500, "", early))
         record["policy_to_succeeded_s"] = round(time.monotonic() - started, 1)
@@ -508,6 +569,8 @@ def scenario() -> Iterator[dict[str, Any]]:
         record["vfs_checked"] = _cross_check(pf, _kernel_view(shell), NUM_VFS, 1500)
 
         _pods_step(kube, shell, record)
+        _vfio_step(kube, shell, record)
+        record["boot_id_after_vfio"] = _boot_id(shell)
         _drain_step(kube, shell, record, plugin["metadata"]["uid"], early)
         record["device_plugin_ran_early"] = early
         _force_delete_step(kube, shell, record)
@@ -546,7 +609,7 @@ def scenario() -> Iterator[dict[str, Any]]:
             summary = {k: record.get(k) for k in ("join_s", "daemon_pod_ready_s", "policy_to_succeeded_s",
                                                    "reset_s", "vfs_checked", "pods_with_vf", "vf_traffic",
                                                    "vfs_returned", "device_plugin_reregister_s", "cni_add_ms",
-                                                   "kubepoddevice",
+                                                   "kubepoddevice", "vfio_pod",
                                                    "passed")}
             RESULT.write_text(json.dumps(summary) + "\n")
             RECORD.write_text(json.dumps(record, indent=1, default=str) + "\n")
@@ -654,3 +717,32 @@ def test_numvfs_above_totalvfs_fails_naming_the_step_and_the_daemon_pod_stays_up
 def test_policy_deleted_resets_the_pf(scenario: dict[str, Any]) -> None:
     assert scenario.get("reset_s") is not None, scenario.get("error")
     assert scenario.get("daemon_pod_still_ready"), scenario
+
+
+def test_vfio_policy_binds_vfs_without_a_reboot(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest booted with intel-iommu and `intel_iommu=on iommu=pt`: the vfio-pci policy on
+    the second PF reaches Succeeded in the boot it started in, every VF on vfio-pci with its group device."""
+    assert scenario.get("vfio_host_vfs"), scenario.get("error")
+    assert scenario.get("boot_id") == scenario.get("boot_id_after_vfio"), scenario
+    host = scenario["vfio_host_vfs"]
+    assert len(host) == VFIO_NUM_VFS and all(v["driver"] == "vfio-pci" and v["dev"] == "yes"
+                                             for v in host.values()), host
+    assert sorted(scenario.get("vfio_status_vfs") or []) == sorted((p, "vfio-pci") for p in host), scenario
+    assert scenario.get("vfio_allocatable") == str(VFIO_NUM_VFS), scenario
+
+
+def test_vfio_pod_gets_the_group_device_of_its_vf(scenario: dict[str, Any]) -> None:
+    """Host: the QEMU guest: the real kubelet and containerd, our device plugin's vfio-pci Allocate, the
+    injector, the attach plugin and our sriov CNI (PF side only); read back in the guest and by `ctr task
+    exec` in the container: /dev/vfio/<group> of the VF in PCIDEVICE_OPENSHIFT_IO_IGBVFIO opens there."""
+    seen = scenario.get("vfio_pod_seen")
+    assert seen, scenario.get("error")
+    assert scenario.get("vfio_injected_request") == "1", scenario
+    pci, group = seen["pci"], seen["group"]
+    assert pci in scenario["vfio_host_vfs"] and scenario["vfio_host_vfs"][pci]["group"] == group != "", seen
+    assert seen["container_dev_vfio"] == sorted([group, "vfio"]), seen
+    assert seen["open"] == "opened", seen
+    assert seen["info"][pci]["vfio"] == {"mount": "/dev/vfio/vfio", "dev-mount": f"/dev/vfio/{group}"}, seen
+    assert seen["status"]["device-info"]["pci"]["pci-address"] == pci, seen
+    assert pods.vlan_of(seen["pf_entry"]) == vfio.VLAN, seen
+    assert scenario["vfio_pod"]["checked"], scenario["vfio_pod"]

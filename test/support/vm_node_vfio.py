@@ -1,0 +1,87 @@
+"""A pod with a vfio-pci VF on the QEMU guest node, for `make e2e-node`: what the test creates and how it
+reads the result back from the guest's kernel and from inside the container.
+
+A vfio-pci VF has no netdev: the pod gets the VF's IOMMU group device (`/dev/vfio/<group>`) and the VFIO
+container device (`/dev/vfio/vfio`) from our device plugin's Allocate, and the VF's PCI address in
+`PCIDEVICE_<RESOURCE>`, as a DPDK application expects. The sriov CNI, run for the network named in the
+pod's annotation, sets the PF-side VF attributes only (here the VLAN); the network-status annotation
+carries the device-info with the PCI address. The guest side is read with sysfs and `ip` in the guest;
+the container's view with `ctr task exec`, which runs in the container's namespaces and cgroup, so
+opening the group device there also passes the container's device rules.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from sriovop.devcluster.images.spec import by_target
+from test.support.vm_daemon import GuestShell
+from test.support.vm_node_pods import CONTAINERD_SOCK, NETWORKS_ANNOTATION
+
+NETWORK = "vm-vfio-net"
+VLAN = 200
+POD_NAME = "vm-vfio"
+VFIO_DIR = "/dev/vfio"
+
+
+def vfio_network(namespace: str, resource_name: str) -> dict[str, Any]:
+    """A SriovNetwork for the vfio-pci resource: a VLAN (a PF-side attribute the CNI sets), no IPAM."""
+    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork",
+            "metadata": {"name": NETWORK, "namespace": namespace},
+            "spec": {"resourceName": resource_name, "networkNamespace": "default", "vlan": VLAN}}
+
+
+def vfio_pod(node: str) -> dict[str, Any]:
+    """A long-running pod naming the vfio network only in its annotation (the injector adds the request)."""
+    image = by_target("config-daemon").name
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": POD_NAME, "annotations": {NETWORKS_ANNOTATION: NETWORK}},
+            "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "main", "image": image, "imagePullPolicy": "IfNotPresent",
+                                     "command": ["sleep", "infinity"]}]}}
+
+
+def _ok(shell: GuestShell, cmd: str) -> str:
+    rc, out, err = shell.run(cmd)
+    assert rc == 0, f"guest: {cmd}: rc {rc}: {err.strip()}"
+    return out
+
+
+def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, dict[str, str]]:
+    """PCI address -> driver, IOMMU group and whether the guest has `/dev/vfio/<group>`, for every VF of
+    the PF (the guest's sysfs and devtmpfs)."""
+    out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do [ -e \"$l\" ] || continue; "
+                     "d=$(readlink -f \"$l\"); g=$(basename \"$(readlink \"$d/iommu_group\")\"); "
+                     "c=no; [ -c /dev/vfio/$g ] && c=yes; "
+                     "echo \"${d##*/} $(basename \"$(readlink \"$d/driver\")\") $g $c\"; done")
+    return {pci: {"driver": driver, "group": group, "dev": dev}
+            for pci, driver, group, dev in (line.split() for line in out.splitlines())}
+
+
+def container_exec(shell: GuestShell, container_id: str, script: str, exec_id: str) -> tuple[int, str]:
+    """Run `sh -c script` in the container (its namespaces and cgroup) through the guest's containerd."""
+    rc, out, err = shell.run(f"ctr --address {CONTAINERD_SOCK} -n k8s.io task exec --exec-id {exec_id} "
+                             f"{container_id} sh -c {shlex.quote(script)}", timeout=180)
+    return rc, (out + err).strip()
+
+
+def pod_vfio(shell: GuestShell, pod: dict[str, Any], pid: int, resource_env: str) -> dict[str, Any]:
+    """The container's view: its /dev/vfio, its environment, and whether it can open the group device
+    named by the IOMMU group of the VF in its environment."""
+    environ = _ok(shell, f"tr '\\0' '\\n' < /proc/{pid}/environ")
+    env = dict(line.split("=", 1) for line in environ.splitlines() if "=" in line)
+    pci = env.get(resource_env, "")
+    info = json.loads(env.get(f"{resource_env}_INFO") or "{}")
+    cid = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
+    rc, listing = container_exec(shell, cid, f"ls {VFIO_DIR}", "vfio-ls")
+    devices = sorted(listing.split()) if rc == 0 else []
+    group = _ok(shell, f"basename \"$(readlink /sys/bus/pci/devices/{shlex.quote(pci)}/iommu_group)\"").strip() \
+        if pci else ""
+    # Opening the group (and the container device) is what a DPDK application does first; it fails with
+    # EPERM when the container's device rules lack the node, ENOENT when it is missing.
+    opened_rc, opened = container_exec(
+        shell, cid, f"exec 3<>{VFIO_DIR}/vfio 4<>{VFIO_DIR}/{group} && echo opened", "vfio-open")
+    return {"pci": pci, "group": group, "container_dev_vfio": devices, "info": info,
+            "open": opened if opened_rc == 0 else f"rc {opened_rc}: {opened}"}
