@@ -4,17 +4,19 @@ Host: the QEMU guest (TCG), joined to a `sriovop dev cluster up --nodes 1` clust
 node 1 (control plane) runs the operator and its webhooks from `make images`, installed with
 `kubectl apply -k manifests/crds` and `kubectl apply -k manifests/`. The guest runs containerd and a
 kubelet (hack/vm/node.sh, test/support/vm_node.py); the operator's config-daemon DaemonSet lands its pod
-there, and that pod, from the config-daemon image, configures the emulated 82576's VFs.
+there, and that pod, from the config-daemon image, configures the emulated 82576's VFs. The guest has two
+82576 PFs and QEMU's intel-iommu, and boots with `intel_iommu=on iommu=pt` (what the daemon wants for
+vfio-pci), so its second PF's VFs can be bound to vfio-pci without a reboot.
 
 One scenario (module fixture) records what happened; the tests assert on the record, and
 `make e2e-node` prints the summary as the last line (build/e2e-node.json):
 1. join: the node is Ready and schedulable, labelled worker; a pause pod runs on it, through the attach
    plugin (its network-status names the bridge network as the default);
 2. the config-daemon pod is Ready on the guest node;
-3. a policy for 4 VFs on eth0 -> NodeState Succeeded (the device-plugin pod's main container, sampled
-   every second, never runs while the guest's PF lacks the configuration: its wait-for-config init
-   container holds it); every VF in the status cross-checked against the guest's sysfs and `ip -j link`
-   (run in the guest, outside the pod);
+3. a policy for 4 VFs on eth0 and a vfio-pci policy for 2 VFs on eth1 -> NodeState Succeeded (the
+   device-plugin pod's main container, sampled every second, never runs while the guest's PF lacks the
+   configuration: its wait-for-config init container holds it); every eth0 VF in the status
+   cross-checked against the guest's sysfs and `ip -j link` (run in the guest, outside the pod);
 4. pods with a VF: the allocatable `openshift.io/igbvfs: 4` comes from our device-plugin pod; a SriovNetwork
    (VLAN 100, host-local IPAM) -> the operator's NAD in `default`; two pods naming it only in
    `k8s.v1.cni.cncf.io/networks` get the resource request from the injector and run on the guest node,
@@ -25,6 +27,12 @@ One scenario (module fixture) records what happened; the tests assert on the rec
    the guest's namespace with their names and MACs, allocatable 4 again. The guest kubelet is killed (its
    supervisor starts a new one, which removes the plugin sockets): the device plugin serves and registers
    again and the allocatable returns;
+4b. the vfio pod: eth1's VFs on vfio-pci in the same boot (the guest's boot_id unchanged), each with its
+   `/dev/vfio/<group>`; `openshift.io/igbvfio: 2` allocatable; a SriovNetwork (VLAN 200, no IPAM) for it;
+   a pod naming it in its annotation runs with `/dev/vfio/<group>` and `/dev/vfio/vfio` (our device
+   plugin's Allocate) and opens both from inside the container (`ctr task exec`), the group being that of
+   the VF in PCIDEVICE_OPENSHIFT_IO_IGBVFIO; the network-status device-info names the same PCI address and
+   the PF's VF entry has VLAN 200 (the sriov CNI sets PF-side attributes only on a vfio-pci VF);
 5. drain: a Deployment's pod that requests the VF resource runs on the guest node; the policy changes to
    5 VFs, MTU 9000; the node is cordoned, the pod is evicted through the Eviction API (its
    DisruptionTarget condition) and replaced once the node is uncordoned, the bare pause pod (no VF
