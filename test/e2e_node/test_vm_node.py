@@ -17,6 +17,13 @@ One scenario (module fixture) records what happened; the tests assert on the rec
    device-plugin pod's main container, sampled every second, never runs while the guest's PF lacks the
    configuration: its wait-for-config init container holds it); every eth0 VF in the status
    cross-checked against the guest's sysfs and `ip -j link` (run in the guest, outside the pod);
+3b. the vfio pod (before the netdevice pods, and deleted before them: the exporter's rows name only
+   those): eth1's VFs on vfio-pci in the same boot (the guest's boot_id unchanged), each with its
+   `/dev/vfio/<group>`; `openshift.io/igbvfio: 2` allocatable; a SriovNetwork (VLAN 200, no IPAM) for it;
+   a pod naming it in its annotation runs with `/dev/vfio/<group>` and `/dev/vfio/vfio` (our device
+   plugin's Allocate) and opens both from inside the container (`ctr task exec`), the group being that of
+   the VF in PCIDEVICE_OPENSHIFT_IO_IGBVFIO; the network-status device-info names the same PCI address and
+   the PF's VF entry has VLAN 200 (the sriov CNI sets PF-side attributes only on a vfio-pci VF);
 4. pods with a VF: the allocatable `openshift.io/igbvfs: 4` comes from our device-plugin pod; a SriovNetwork
    (VLAN 100, host-local IPAM) -> the operator's NAD in `default`; two pods naming it only in
    `k8s.v1.cni.cncf.io/networks` get the resource request from the injector and run on the guest node,
@@ -27,12 +34,6 @@ One scenario (module fixture) records what happened; the tests assert on the rec
    the guest's namespace with their names and MACs, allocatable 4 again. The guest kubelet is killed (its
    supervisor starts a new one, which removes the plugin sockets): the device plugin serves and registers
    again and the allocatable returns;
-4b. the vfio pod: eth1's VFs on vfio-pci in the same boot (the guest's boot_id unchanged), each with its
-   `/dev/vfio/<group>`; `openshift.io/igbvfio: 2` allocatable; a SriovNetwork (VLAN 200, no IPAM) for it;
-   a pod naming it in its annotation runs with `/dev/vfio/<group>` and `/dev/vfio/vfio` (our device
-   plugin's Allocate) and opens both from inside the container (`ctr task exec`), the group being that of
-   the VF in PCIDEVICE_OPENSHIFT_IO_IGBVFIO; the network-status device-info names the same PCI address and
-   the PF's VF entry has VLAN 200 (the sriov CNI sets PF-side attributes only on a vfio-pci VF);
 5. drain: a Deployment's pod that requests the VF resource runs on the guest node; the policy changes to
    5 VFs, MTU 9000; the node is cordoned, the pod is evicted through the Eviction API (its
    DisruptionTarget condition) and replaced once the node is uncordoned, the bare pause pod (no VF
@@ -576,9 +577,9 @@ def scenario() -> Iterator[dict[str, Any]]:
         record["device_plugin_running"] = plugin["metadata"]["name"]
         record["vfs_checked"] = _cross_check(pf, _kernel_view(shell), NUM_VFS, 1500)
 
-        _pods_step(kube, shell, record)
         _vfio_step(kube, shell, record)
         record["boot_id_after_vfio"] = _boot_id(shell)
+        _pods_step(kube, shell, record)
         _drain_step(kube, shell, record, plugin["metadata"]["uid"], early)
         record["device_plugin_ran_early"] = early
         _force_delete_step(kube, shell, record)
