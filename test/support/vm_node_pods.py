@@ -40,12 +40,12 @@ def sriov_network(namespace: str, resource_name: str) -> dict[str, Any]:
                      "ipam": json.dumps(ipam)}}
 
 
-def vf_pod(name: str, node: str) -> dict[str, Any]:
+def vf_pod(name: str, node: str, network: str = NETWORK) -> dict[str, Any]:
     """A long-running pod (the config-daemon image: it has ethtool) naming the network only in its
     annotation: no resource request of its own."""
     image = by_target("config-daemon").name
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "annotations": {NETWORKS_ANNOTATION: NETWORK}},
+            "metadata": {"name": name, "annotations": {NETWORKS_ANNOTATION: network}},
             "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "terminationGracePeriodSeconds": 0,
                      "containers": [{"name": "main", "image": image, "imagePullPolicy": "IfNotPresent",
                                      "command": ["sleep", "infinity"]}]}}

@@ -16,9 +16,8 @@ import json
 import shlex
 from typing import Any
 
-from sriovop.devcluster.images.spec import by_target
 from test.support.vm_daemon import GuestShell
-from test.support.vm_node_pods import CONTAINERD_SOCK, NETWORKS_ANNOTATION
+from test.support.vm_node_pods import CONTAINERD_SOCK, vf_pod
 
 NETWORK = "vm-vfio-net"
 VLAN = 200
@@ -35,12 +34,7 @@ def vfio_network(namespace: str, resource_name: str) -> dict[str, Any]:
 
 def vfio_pod(node: str) -> dict[str, Any]:
     """A long-running pod naming the vfio network only in its annotation (the injector adds the request)."""
-    image = by_target("config-daemon").name
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": POD_NAME, "annotations": {NETWORKS_ANNOTATION: NETWORK}},
-            "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "terminationGracePeriodSeconds": 0,
-                     "containers": [{"name": "main", "image": image, "imagePullPolicy": "IfNotPresent",
-                                     "command": ["sleep", "infinity"]}]}}
+    return vf_pod(POD_NAME, node, NETWORK)
 
 
 def _ok(shell: GuestShell, cmd: str) -> str:
