@@ -12,17 +12,21 @@ opening the group device there also passes the container's device rules.
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 from typing import Any
 
+from sriovop.kubelet import deviceplugin_v1beta1_pb2 as pb
 from test.support.vm_daemon import GuestShell
+from test.support.vm_node import NODE_DIR
 from test.support.vm_node_pods import CONTAINERD_SOCK, vf_pod
 
 NETWORK = "vm-vfio-net"
 VLAN = 200
 POD_NAME = "vm-vfio"
 VFIO_DIR = "/dev/vfio"
+CHECKPOINT = NODE_DIR / "kubelet" / "device-plugins" / "kubelet_internal_checkpoint"
 
 
 def vfio_network(namespace: str, resource_name: str) -> dict[str, Any]:
@@ -77,5 +81,48 @@ def pod_vfio(shell: GuestShell, pod: dict[str, Any], pid: int, resource_env: str
     # EPERM when the container's device rules lack the node, ENOENT when it is missing.
     opened_rc, opened = container_exec(
         shell, cid, f"exec 3<>{VFIO_DIR}/vfio 4<>{VFIO_DIR}/{group} && echo opened", "vfio-open")
+    others = [name for name in devices if name not in (group, "vfio")]
+    other_open = {name: container_exec(shell, cid, f"exec 5<>{VFIO_DIR}/{name} && echo opened",
+                                       f"vfio-open-{name}") for name in others}
     return {"pci": pci, "group": group, "container_dev_vfio": devices, "info": info,
-            "open": opened if opened_rc == 0 else f"rc {opened_rc}: {opened}"}
+            "open": opened if opened_rc == 0 else f"rc {opened_rc}: {opened}",
+            "dev_listing": container_exec(shell, cid, f"ls -ln {VFIO_DIR}", "vfio-ls-l")[1],
+            "others_open": {name: out if rc == 0 else f"rc {rc}: {out}" for name, (rc, out) in other_open.items()},
+            "spec_devices": spec_devices(shell, cid), "checkpoint": checkpoint_entries(shell, pod),
+            "dev_mounts": [line for line in container_exec(shell, cid, "cat /proc/self/mountinfo", "vfio-mounts")[1]
+                           .splitlines() if " /dev" in line],
+            "runtime": _ok(shell, "runc --version 2>&1 | head -1 || true").strip()}
+
+
+def device_rules_only_for(seen: dict[str, Any], group: str) -> bool:
+    """The devices our Allocate asked for are all the container was given: containerd's spec and the
+    kubelet's checkpoint name /dev/vfio/vfio and the VF's group only, and any other group node present
+    in the container's /dev/vfio refuses to open (the device cgroup)."""
+    wanted = {f"{VFIO_DIR}/vfio", f"{VFIO_DIR}/{group}"}
+    spec = {entry.split()[0] for entry in seen["spec_devices"]}
+    kept = {d.split("->")[1] for entry in seen["checkpoint"] for d in entry["devices"]}
+    refused = all("Operation not permitted" in out for out in seen["others_open"].values())
+    return spec == wanted and kept == wanted and refused
+
+
+def spec_devices(shell: GuestShell, container_id: str) -> list[str]:
+    """The device nodes in the container's OCI spec as containerd stored it (what runc created)."""
+    info = json.loads(_ok(shell, f"ctr --address {CONTAINERD_SOCK} -n k8s.io containers info {container_id}"))
+    devices = ((info.get("Spec") or {}).get("linux") or {}).get("devices") or []
+    return [f"{d.get('path')} {d.get('major')}:{d.get('minor')}" for d in devices]
+
+
+def checkpoint_entries(shell: GuestShell, pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The kubelet's device-manager checkpoint entries of the pod: device IDs and the Allocate response
+    the kubelet kept (its devices are what it passes to the runtime)."""
+    data = json.loads(_ok(shell, f"cat {CHECKPOINT}"))
+    uid = pod["metadata"]["uid"]
+    out = []
+    for entry in (data.get("Data") or {}).get("PodDeviceEntries") or []:
+        if entry.get("PodUID") != uid:
+            continue
+        response = pb.ContainerAllocateResponse.FromString(base64.b64decode(entry.get("AllocResp") or ""))
+        out.append({"container": entry.get("ContainerName"), "resource": entry.get("ResourceName"),
+                    "ids": entry.get("DeviceIDs"),
+                    "devices": [f"{d.host_path}->{d.container_path}" for d in response.devices]})
+    return out
