@@ -91,7 +91,23 @@ def pod_vfio(shell: GuestShell, pod: dict[str, Any], pid: int, resource_env: str
             "spec_devices": spec_devices(shell, cid), "checkpoint": checkpoint_entries(shell, pod),
             "dev_mounts": [line for line in container_exec(shell, cid, "cat /proc/self/mountinfo", "vfio-mounts")[1]
                            .splitlines() if " /dev" in line],
-            "runtime": _ok(shell, "runc --version 2>&1 | head -1 || true").strip()}
+            "runtime": _ok(shell, "runc --version 2>&1 | head -1 || true").strip(),
+            # The container's own view, read from the guest through its init process (no exec involved).
+            "init_dev_vfio": sorted(_ok(shell, f"ls /proc/{pid}/root{VFIO_DIR} 2>/dev/null || true").split()),
+            "init_dev_mounts": [line for line in _ok(shell, f"cat /proc/{pid}/mountinfo").splitlines()
+                                if " /dev" in line],
+            "spec_dev_mounts": spec_dev_mounts(shell, cid),
+            "mnt_ns": {"init": _ok(shell, f"readlink /proc/{pid}/ns/mnt").strip(),
+                       "exec": container_exec(shell, cid, "readlink /proc/self/ns/mnt", "vfio-ns")[1],
+                       "guest": _ok(shell, "readlink /proc/self/ns/mnt").strip()}}
+
+
+def spec_dev_mounts(shell: GuestShell, container_id: str) -> list[str]:
+    """The mounts under /dev in the container's OCI spec."""
+    info = json.loads(_ok(shell, f"ctr --address {CONTAINERD_SOCK} -n k8s.io containers info {container_id}"))
+    mounts = (info.get("Spec") or {}).get("mounts") or []
+    return [f"{m.get('destination')} {m.get('type')} {m.get('source')}" for m in mounts
+            if str(m.get("destination", "")).startswith("/dev")]
 
 
 def device_rules_only_for(seen: dict[str, Any], group: str) -> bool:
