@@ -5,10 +5,16 @@ Only fields that no controller of the operator reads, and that it never writes b
   Node's size (the image list alone often tens of KB). The controllers read a node's name, labels
   and annotations; they write Nodes only with merge patches of labels, annotations and
   spec.unschedulable.
-- NodeState `status.interfaces[].Vfs`: one entry per configured VF (up to 128 per PF, each with its
-  PCI address, MAC, driver, ...), the bulk of a configured node's NodeState. The controllers read
-  each PF's own fields (name, pciAddress, vendor, deviceID, netFilter, ...) and never the VF list;
-  the operator never writes a NodeState's status (the config daemon does).
+- NodeState `status.interfaces[]`: every field but the ones a nicSelector matches on
+  (`READ_PF_FIELDS`: vendor, deviceID, pciAddress for rootDevices, name and altNames for pfNames,
+  netFilter), which also name the PF in the rendered spec and device-plugin config. Gone are the VF
+  list (`Vfs`: one entry per configured VF, up to 128 per PF, the bulk of a configured node's
+  NodeState) and the PF's MAC, driver, MTU, link type and speed, VF counts and eSwitch mode, which
+  only the webhook (its own cache) and the config daemon read. The operator never writes a
+  NodeState's status (the config daemon does). A status update that changes only dropped fields
+  leaves the cached interfaces equal, so it triggers no policy sync, which it could not change.
+  test_operator_cache_trim.py checks on random clusters that every sync outcome and policy status is
+  the same from trimmed and from whole NodeStates.
 """
 
 from __future__ import annotations
@@ -25,14 +31,21 @@ def drop_node_status(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def drop_vf_lists(state: dict[str, Any]) -> dict[str, Any]:
+#: The `status.interfaces[]` fields the operator's controllers read (see the module docstring).
+READ_PF_FIELDS = frozenset({"name", "altNames", "pciAddress", "vendor", "deviceID", "netFilter"})
+
+
+def keep_read_pf_fields(state: dict[str, Any]) -> dict[str, Any]:
     status = state.get("status")
-    if type(status) is dict:
-        for iface in status.get("interfaces") or ():
-            if type(iface) is dict:
-                iface.pop("Vfs", None)
+    if type(status) is not dict:
+        return state
+    interfaces = status.get("interfaces")
+    if type(interfaces) is list:
+        # New dicts, not pops: a dict keeps the table size of its largest moment.
+        status["interfaces"] = [{k: v for k, v in iface.items() if k in READ_PF_FIELDS}
+                                if type(iface) is dict else iface for iface in interfaces]
     return state
 
 
 #: Per kind, the transform the operator's managers give their caches.
-CACHE_TRANSFORMS: dict[Kind, Transform] = {NODE: drop_node_status, SRIOV_NETWORK_NODE_STATE: drop_vf_lists}
+CACHE_TRANSFORMS: dict[Kind, Transform] = {NODE: drop_node_status, SRIOV_NETWORK_NODE_STATE: keep_read_pf_fields}
