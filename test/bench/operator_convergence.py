@@ -18,6 +18,9 @@ of mixed vendors per NodeState; the policy selects the E810 port ens1f0 that eve
   NodeStates and policies, as listed, with and without managedFields, which the informers drop);
   at each N, so the growth from 500 to 5,000 shows. Target: RSS <= 80 MiB at 5,000 nodes. The floor
   beside it: a bare interpreter holding the same trimmed objects as dicts (rss_floor.py).
+- the operator process imports only what the images install (image_packages.py: the development
+  virtualenv's lint and test tools, e.g. `rich`, which structlog loads when it is there, fail to import
+  in it as in the image);
 - the operator process reaches the API server as it does in a pod: a service account's bound token
   and the cluster CA in a service-account directory, $KUBERNETES_SERVICE_HOST/PORT, no kubeconfig
   (so its RSS is what a deployed operator's is: the official client is imported for kubeconfig
@@ -194,7 +197,9 @@ class OperatorProcess:
         env.update(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(port), NAMESPACE=NS,
                    RESOURCE_PREFIX="openshift.io", **BENCH_IMAGES)
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--run-operator", str(sa_dir), "--writers", str(writers),
+            # With the images' packages only (image_packages.py): the RSS is what a deployed operator holds.
+            [sys.executable, str(Path(__file__).with_name("image_packages.py")), __file__,
+             "--run-operator", str(sa_dir), "--writers", str(writers),
              *(["--full-operator"] if full else ["--policy-controller-only"])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env,
             stderr=open(log, "a") if log else subprocess.DEVNULL)  # noqa: SIM115
