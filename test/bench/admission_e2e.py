@@ -14,7 +14,9 @@ A, F, FB, B, A, F, FB, B... on the same API server with the same requests, all w
 p50/p99 over its requests, then the median (min/max) of the rounds. Added p99 = median B p99 - median
 A p99 (and F - A, FB - A for the floors). Why this baseline: it is exactly what a user's
 create costs without the operator's webhook, measured on the same server, data and machine load.
-Target (issue 15): added p99 <= 20 ms at 5,000 nodes and 200 policies. Where the time goes, from the
+Targets (issue 24): added p99 <= 1.25x what FB adds in the same run, and the webhook process's own CPU
+per admission <= 2.5 ms (`webhook_cpu_ms_per_admission`, at the largest size, against FB's server;
+issue 15's 20 ms for the added p99 is below what FB adds by itself). Where the time goes, from the
 same run: the webhook's own mean time per review and per freshness-barrier wait (its /metrics), and
 the barrier alone (`barrier_alone`: the read-your-writes cost on this API server, nothing judged), and
 one consistent read alone per kind (`consistent_read_alone`: what kube-apiserver itself charges for a
@@ -50,6 +52,10 @@ from sriovop.runtime.errors import ApiError, NotFound
 
 NS = clustergen.NS
 CONFIG = "bench-sriov-operator-webhook"
+#: Issue 24's targets: the added p99 within 1.25x of what the barrier floor adds in the same run, and the
+#: webhook process's own CPU per admission.
+ADDED_OVER_BARRIER_FLOOR = 1.25
+WEBHOOK_CPU_TARGET_MS = 2.5
 
 
 def drive(clients: list[Client], bodies: list[dict[str, Any]], total: int) -> list[float]:
@@ -363,7 +369,10 @@ def main() -> None:
             f"admission_p99_added_ms_{n}_nodes", r["added_p99_ms"], "ms",
             baseline=r["api_server_alone_ms"]["p99"]["median"],
             baseline_what="p99 of the same dry-run creates with no webhook registered (interleaved rounds)",
-            target=20.0, target_what="added p99 <= 20 ms (issue 15, stated for 5,000 nodes)",
+            target=round(ADDED_OVER_BARRIER_FLOOR * r["floor_with_barrier_added_p99_ms"], 2),
+            target_what=f"added p99 <= {ADDED_OVER_BARRIER_FLOOR} x what the floor server with the "
+                        "read-your-writes barrier adds in the same run (issue 24; issue 15's 20 ms is below "
+                        "that floor itself)",
             note=f"{r['policies']} policies, {r['clients']} clients; with webhook p99 "
                  f"{r['with_webhook_ms']['p99']['median']} ms (median of {r['rounds']} rounds); the floor "
                  f"(a server allowing everything unjudged) adds {r['floor_added_p99_ms']} ms, with the "
@@ -388,6 +397,17 @@ def main() -> None:
             note="the floor server waiting for the webhook's read-your-writes barrier (its informer caches, "
                  "one consistent read per cached kind per round) before it allows: what a webhook that "
                  "answers from caches and is correct right after a write costs before any rule runs"))
+    largest = results[-1]
+    cpu = largest["cpu_ms_per_create"]
+    figures.append(Figure(
+        "webhook_cpu_ms_per_admission", cpu["with_webhook"]["admission server"], "ms",
+        baseline=cpu["floor_with_barrier"]["admission server"],
+        baseline_what="the floor server with the same read-your-writes barrier (TLS, HTTP, informer caches, "
+                      "consistent reads; no rule), CPU per create in the same interleaved rounds",
+        target=WEBHOOK_CPU_TARGET_MS, target_what="the webhook process's CPU per admission <= 2.5 ms (issue 24)",
+        note=f"{largest['nodes']} nodes, {largest['policies']} policies, {largest['clients']} clients; the "
+             f"floor without the barrier {cpu['webhook_floor']['admission server']} ms; barrier rounds per "
+             f"create {largest['freshness_rounds_per_create']}"))
     benchlib.emit("admission_e2e", figures, {"sizes": results}, args.out, started)
 
 
