@@ -23,6 +23,12 @@ started when it arrived, or starts one as soon as no other round is reading (rou
 settle phase), so 8 concurrent requests cost a few rounds, not 8, and none waits for a whole round
 that began before it arrived. A round that cannot finish within `timeout` raises TimeoutError, which the handler
 turns into a denial (as failurePolicy Fail would), never an allow on stale data.
+A round sleeps while it waits, and the informers wake it: their event handlers call `note_change`,
+so a round looks again when a store moved, or when the settle time is up, and not on a timer. Looking
+every half millisecond cost about 0.7 ms of CPU per round (most rounds spend the whole settle time
+waiting on an idle kind), a third of what the webhook spent per admission besides its rules. A store
+that moves without an event (a bookmark) is seen at the next look, at the latest when the settle time
+is up.
 """
 
 from __future__ import annotations
@@ -83,7 +89,8 @@ class _Round:
 class FreshnessBarrier:
     def __init__(self, kinds: Sequence[tuple[Callable[[], ServerState], RvSource]], settle: float = 0.005,
                  timeout: float = 5.0, poll: float = 0.0005) -> None:
-        """`kinds`: per cached kind, (a consistent read of its ServerState, its informer's store)."""
+        """`kinds`: per cached kind, (a consistent read of its ServerState, its informer's store);
+        `poll`: the shortest sleep between two looks at a store."""
         self._kinds = list(kinds)
         self.settle = settle
         self.timeout = timeout
@@ -94,6 +101,15 @@ class FreshnessBarrier:
         # The kinds' reads run side by side: a round costs the slowest read, not their sum.
         self._pool = ThreadPoolExecutor(max(1, len(self._kinds) - 1), thread_name_prefix="freshness")
         self.rounds = 0
+        self._changed = threading.Condition()
+        self._changes = 0  # stores' moves announced by note_change
+
+    def note_change(self) -> None:
+        """An informer applied an event (its store's resourceVersion or count moved): wake the rounds
+        that wait. Called from the informers' event handlers."""
+        with self._changed:
+            self._changes += 1
+            self._changed.notify_all()
 
     def wait(self) -> None:
         """Return once the caches reflect every write committed before this call."""
@@ -155,6 +171,7 @@ class FreshnessBarrier:
             target = _int_rv(target_rv)
             seen, since = store.resource_version, read_at
             while True:
+                changes = self._changes  # before the look: a move after it ends the sleep below at once
                 current = store.resource_version
                 if _int_rv(current) >= target:
                     break
@@ -168,4 +185,12 @@ class FreshnessBarrier:
                     raise TimeoutError(
                         f"the webhook's cache did not catch up with resourceVersion {target} within "
                         f"{self.timeout:.1f}s (it is at {current}{held})")
-                time.sleep(self._poll)
+                # Until the settle time is up; past it (a count still short: an event is missing), in
+                # steps of the settle time, so a store without handlers is looked at all the same.
+                until = since + self.settle if since + self.settle > now else now + max(self.settle, self._poll)
+                self._sleep(changes, min(until, deadline + self._poll) - now)
+
+    def _sleep(self, changes: int, seconds: float) -> None:
+        """Up to `seconds`, or until a store moved after the count `changes` was read."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._changes != changes, max(self._poll, seconds))

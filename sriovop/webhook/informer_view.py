@@ -88,6 +88,11 @@ class InformerClusterView:
              (self._current_rv(kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store),
              (self._current_rv(kinds.SRIOV_NETWORK_NODE_POLICY, namespace), self._policies.store)],
             settle=settle, timeout=barrier_timeout)
+        moved = FuncHandler(add=lambda _obj, _initial: self.barrier.note_change(),
+                            update=lambda _old, _new: self.barrier.note_change(),
+                            delete=lambda _obj: self.barrier.note_change())
+        for informer in (self._nodes, self._states, self._policies):
+            informer.add_event_handler(moved)
 
     def _current_rv(self, kind: Any, namespace: str | None) -> Callable[[], ServerState]:
         """The API server's current resourceVersion and count of `kind`, through a consistent (quorum)

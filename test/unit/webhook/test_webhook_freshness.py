@@ -30,17 +30,52 @@ def test_waits_until_a_lagging_cache_applies_the_current_resource_version() -> N
     store = FakeStore("10")
     barrier = FreshnessBarrier([(lambda: at("20"), store)], settle=5.0, timeout=10.0)
 
-    def catch_up() -> None:
+    def catch_up() -> None:  # as an informer does: apply, then its handler announces the move
         time.sleep(0.05)
         store.resource_version = "15"  # an event in flight: not yet there
+        barrier.note_change()
         time.sleep(0.05)
         store.resource_version = "20"
+        barrier.note_change()
 
     threading.Thread(target=catch_up).start()
     started = time.monotonic()
     barrier.wait()
     assert store.resource_version == "20"
     assert time.monotonic() - started < 5.0  # released by reaching R, not by the settle time
+
+
+def test_a_store_that_moves_unannounced_is_seen_once_the_settle_time_is_up() -> None:
+    # A bookmark moves a store's resourceVersion without an event: no handler announces it, and the
+    # round sees it at its next look, which the settle time bounds.
+    store = FakeStore("10", count=1)
+    barrier = FreshnessBarrier([(lambda: at("20", 2), store)], settle=0.2, timeout=30.0)
+
+    def bookmark() -> None:
+        time.sleep(0.05)
+        store.resource_version = "20"
+
+    threading.Thread(target=bookmark).start()
+    started = time.monotonic()
+    barrier.wait()  # the count stays short (1 of 2): only reaching R releases it
+    assert store.resource_version == "20"
+    assert time.monotonic() - started < 10.0
+
+
+def test_a_round_sleeps_between_looks_instead_of_polling() -> None:
+    # An idle kind (R not reached, count right) is released by the settle time: one look before the
+    # sleep and one after it, not one per poll interval.
+    looks = []
+
+    class CountingStore(FakeStore):
+        def __getattribute__(self, name: str) -> object:
+            if name == "resource_version":
+                looks.append(1)
+            return super().__getattribute__(name)
+
+    barrier = FreshnessBarrier([(lambda: at("20", 1), CountingStore("10", count=1))], settle=0.3, timeout=30.0)
+    barrier.wait()
+    assert len(looks) <= 4, len(looks)  # polling every 0.5 ms would look about 600 times
 
 
 def test_an_idle_cache_counts_as_caught_up_after_the_settle_time() -> None:
