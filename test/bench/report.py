@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-#: Figures the summary must always carry (issue 15); a missing one is listed as such, not silently absent.
+#: Figures the summary must always carry (issues 15 and 24); a missing one is listed as such, not silently
+#: absent.
 REQUIRED = ("admission_p99_added_ms_5000_nodes", "operator_policy_to_nodestates_ratio_5000_nodes",
             "operator_rss_mb_5000_nodes", "informer_sync_ratio_naive_over_ours_nodes",
             "daemon_steady_requests_per_min", "cli_start_ms_over_python_floor", "cni_add_ratio_over_bridge",
-            "rollout_ratio_5000_nodes", "rollout_max_unavailable_exceeded_5000_nodes")
+            "rollout_ratio_5000_nodes", "rollout_max_unavailable_exceeded_5000_nodes",
+            "rollout_requests_per_node_5000_nodes", "webhook_cpu_ms_per_admission_5000_nodes")
 
 
 def summarize(docs: list[dict[str, Any]], quick: bool) -> dict[str, Any]:

@@ -242,7 +242,8 @@ def unreached(n: int, why: str, measured: list[dict[str, Any]]) -> list[Figure]:
     note = f"not measured: {why}{floor}"
     return [Figure(f"rollout_ratio_{n}_nodes", None, "x", target=1.3, target_what="rollout / ideal <= 1.3", note=note),
             Figure(f"rollout_max_unavailable_exceeded_{n}_nodes", None, "nodes", target=0,
-                   target_what="no pool ever over its maxUnavailable (independent watcher)", note=note)]
+                   target_what="no pool ever over its maxUnavailable (independent watcher)", note=note),
+            Figure(f"rollout_requests_per_node_{n}_nodes", None, "requests", note=note)]
 
 
 def fits_here(n: int) -> str | None:
