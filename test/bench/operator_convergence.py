@@ -169,8 +169,10 @@ def run_operator(sa_dir: str, writers: int, full: bool) -> None:
                       "--health-probe-bind-address", "0", "--log-level", "warning"], standalone_mode=False)
         return
     from sriovop.controllers.node_policy import NodePolicyReconciler
+    from sriovop.runtime.cache.trim import limit_malloc_arenas
     from sriovop.runtime.manager import Manager
 
+    limit_malloc_arenas()  # as `sriovop operator` does first
     # stdout is the handshake pipe, which the parent stops reading: logs go to stderr.
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
     print(json.dumps({"event": "imported"}), flush=True)
