@@ -271,7 +271,9 @@ def test_metrics_exporter_follows_its_feature_gate(kubeconfig: Path, namespace: 
     with running(kubeconfig, namespace, []):
         ds = wait_for(lambda: get_or_none(client, DAEMON_SET, metrics_exporter.NAME, namespace), 60,
                       "the metrics-exporter DaemonSet")
-        svc = client.get(SERVICE, metrics_exporter.SERVICE_NAME, namespace)
+        # the Service is applied after the DaemonSet, in the same reconcile
+        svc = wait_for(lambda: get_or_none(client, SERVICE, metrics_exporter.SERVICE_NAME, namespace), 60,
+                       "the metrics-exporter Service")
         spec = template_spec(ds)
         (container,) = spec["containers"]  # no kube-rbac-proxy image configured: the exporter alone
         assert container["command"] == ["sriovop", "metrics-exporter"]
@@ -293,4 +295,5 @@ def test_metrics_exporter_follows_its_feature_gate(kubeconfig: Path, namespace: 
                      namespace=namespace)
         wait_for(lambda: get_or_none(client, DAEMON_SET, metrics_exporter.NAME, namespace) is None, 60,
                  "the metrics-exporter DaemonSet deleted with the gate off")
-        assert get_or_none(client, SERVICE, metrics_exporter.SERVICE_NAME, namespace) is None
+        wait_for(lambda: get_or_none(client, SERVICE, metrics_exporter.SERVICE_NAME, namespace) is None, 60,
+                 "the metrics-exporter Service deleted with the gate off")
