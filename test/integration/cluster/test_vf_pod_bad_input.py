@@ -52,6 +52,13 @@ def _events(vf: VfNode, name: str, reason: str) -> list[str]:
             if e["involvedObject"].get("name") == name and e.get("reason") == reason]
 
 
+def _unschedulable(kube: Client, namespace: str, name: str) -> dict[str, Any] | None:
+    pod = kube.get(POD, name, namespace)
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    scheduled = [(c.get("status"), c.get("reason")) for c in conditions if c.get("type") == "PodScheduled"]
+    return dict(pod) if scheduled == [("False", "Unschedulable")] else None
+
+
 def _delete(vf: VfNode, name: str) -> None:
     vf.kube.delete(POD, name, vf.namespace)
     wait_for(lambda: vf.gone({name}), timeout=POD_TIMEOUT_S, what=f"pod {name} gone")
@@ -61,13 +68,12 @@ def test_more_vfs_than_the_node_has_leaves_the_pod_pending_with_the_schedulers_r
     vfs.create_nad("exhaust", vfs.sriov_config("exhaust", "10.78.0.0/24"))
     kube: Client = vfs.kube
     kube.create(POD, vfs.vf_pod("greedy", "exhaust", vfs=len(vfs.vfs) + 1), vfs.namespace)
-    [message] = wait_for(lambda: _events(vfs, "greedy", "FailedScheduling")[-1:], timeout=POD_TIMEOUT_S,
-                         what="the scheduler's FailedScheduling event")
-    assert f"Insufficient {vfs.resource}" in message, message
-    pod = kube.get(POD, "greedy", vfs.namespace)
+    wait_for(lambda: [m for m in _events(vfs, "greedy", "FailedScheduling") if f"Insufficient {vfs.resource}" in m],
+             timeout=POD_TIMEOUT_S, what=f"the scheduler's FailedScheduling event naming {vfs.resource}")
+    # The scheduler writes the pod's condition apart from the event, and may do so after it.
+    pod = wait_for(lambda: _unschedulable(kube, vfs.namespace, "greedy"), timeout=POD_TIMEOUT_S,
+                   what="PodScheduled False (Unschedulable) on the pod")
     assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
-    [cond] = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
-    assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
     assert vfs.allocatable() == str(len(vfs.vfs)), "nothing was taken for the unscheduled pod"
     _delete(vfs, "greedy")
 
