@@ -113,7 +113,7 @@ def command(ctx: click.Context, node_name: str | None, host_root: Path | None, s
     config: it logs what it waits for and retries. SIGTERM/SIGINT stop it (exit 0).
     """
     from sriovop.logsetup import configure_logging
-    from sriovop.runtime.cache.trim import limit_malloc_arenas
+    from sriovop.runtime.heap import limit_malloc_arenas
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")

@@ -99,7 +99,7 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
     operator's webhooks to failurePolicy Ignore, exit 0. A failing manager: the same cleanup, exit 1.
     """
     from sriovop.logsetup import configure_logging
-    from sriovop.runtime.cache.trim import limit_malloc_arenas
+    from sriovop.runtime.heap import limit_malloc_arenas
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")

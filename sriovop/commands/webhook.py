@@ -66,7 +66,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     Environment: NAMESPACE, RESOURCE_PREFIX (default openshift.io), DEV_MODE=TRUE admits unsupported NICs.
     """
     from sriovop.logsetup import configure_logging
-    from sriovop.runtime.cache.trim import limit_malloc_arenas
+    from sriovop.runtime.heap import limit_malloc_arenas
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")

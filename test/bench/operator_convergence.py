@@ -169,7 +169,7 @@ def run_operator(sa_dir: str, writers: int, full: bool) -> None:
                       "--health-probe-bind-address", "0", "--log-level", "warning"], standalone_mode=False)
         return
     from sriovop.controllers.node_policy import NodePolicyReconciler
-    from sriovop.runtime.cache.trim import limit_malloc_arenas
+    from sriovop.runtime.heap import limit_malloc_arenas
     from sriovop.runtime.manager import Manager
 
     limit_malloc_arenas()  # as `sriovop operator` does first

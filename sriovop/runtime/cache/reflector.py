@@ -23,9 +23,10 @@ from typing import Any, Protocol
 import structlog
 
 from sriovop.runtime.cache.backoff import Backoff
-from sriovop.runtime.cache.trim import note_churn, release_free_memory
+from sriovop.runtime.cache.trim import note_churn
 from sriovop.runtime.client import Client, Selector, WatchStream
 from sriovop.runtime.errors import ApiError, ConnectionFailed, Gone, TooManyRequests
+from sriovop.runtime.heap import release_free_memory
 from sriovop.runtime.kinds import Kind
 from sriovop.runtime.objects import freeze_decoded
 

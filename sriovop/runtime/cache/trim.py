@@ -5,14 +5,7 @@ after the cache keeps only the stripped objects, glibc keeps the freed chunks an
 peak (about 1.4x the live set, measured). A burst of watch events does the same more slowly: every
 MODIFIED event decodes a new object and frees the one it replaces, and a controller writing
 thousands of objects decodes and drops as many responses, spread over the arenas of its threads.
-`malloc_trim(0)` releases the free pages of every arena. No-op off glibc.
-
-`limit_malloc_arenas()` caps the arenas themselves (glibc's M_ARENA_MAX). Unlimited, glibc gives up to
-8 arenas per core, a new one to each thread that allocates until then, and memory freed in a thread's
-arena stays there even after a trim: the policy controller's process grew by 43.4 MiB to hold 5,000
-Nodes and NodeStates with the default, by 34.4 MiB with 2 arenas and 33.5 MiB with 1. Threads run
-Python code one at a time (the GIL), so they rarely contend for an arena. Long-running commands call it
-first, before they start threads; a MALLOC_ARENA_MAX set in the environment is left to glibc.
+`release_free_memory` (sriovop.runtime.heap) gives the free pages of every arena back.
 
 `note_churn(n)` counts objects replaced; once `TRIM_AFTER` have been counted and the burst has paused
 for `QUIET` seconds (or `MAX_DELAY` seconds into a burst that does not pause), one background thread
@@ -21,53 +14,15 @@ trims. A trim walks the heap (milliseconds for hundreds of MiB), so it is not do
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import os
 import threading
 import time
 from collections.abc import Callable
 
-#: The arenas `limit_malloc_arenas` allows (see the module docstring).
-MALLOC_ARENAS = 2
-_M_ARENA_MAX = -8  # mallopt's parameter number in glibc's malloc.h
+from sriovop.runtime.heap import release_free_memory
+
 TRIM_AFTER = 1000  # objects replaced; fewer leave too little behind to be worth a trim
 QUIET = 2.0  # seconds without churn that end a burst
 MAX_DELAY = 30.0  # seconds; a burst that never pauses is trimmed this often
-
-_lock = threading.Lock()
-_libc: ctypes.CDLL | None = None
-_loaded = False
-
-
-def _glibc() -> ctypes.CDLL | None:
-    """The C library when it is glibc (it has malloc_trim and mallopt), else None."""
-    global _libc, _loaded
-    with _lock:
-        if not _loaded:
-            _loaded = True
-            try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-                _libc = libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
-            except OSError:
-                _libc = None
-        return _libc
-
-
-def release_free_memory() -> bool:
-    libc = _glibc()
-    if libc is None:
-        return False
-    libc.malloc_trim(0)
-    return True
-
-
-def limit_malloc_arenas(count: int = MALLOC_ARENAS) -> bool:
-    """Cap glibc's arenas at `count` (see the module docstring); whether the cap was set here."""
-    libc = _glibc()
-    if libc is None or os.environ.get("MALLOC_ARENA_MAX"):
-        return False
-    return bool(libc.mallopt(_M_ARENA_MAX, count))
 
 
 class ChurnTrimmer:

@@ -12,7 +12,8 @@ import sys
 import threading
 import time
 
-from sriovop.runtime.cache.trim import ChurnTrimmer, release_free_memory
+from sriovop.runtime.cache.trim import ChurnTrimmer
+from sriovop.runtime.heap import release_free_memory
 
 
 def test_a_burst_is_trimmed_once_it_pauses() -> None:
@@ -48,7 +49,7 @@ def test_release_free_memory_calls_glibc() -> None:
 #: (`<heap nr=...>` entries in malloc_info's report).
 ARENAS_CHILD = """
 import ctypes, os, sys, tempfile, threading
-from sriovop.runtime.cache.trim import limit_malloc_arenas
+from sriovop.runtime.heap import limit_malloc_arenas
 capped = limit_malloc_arenas(int(sys.argv[1])) if sys.argv[1] != "none" else None
 start = threading.Barrier(8)
 def work():
