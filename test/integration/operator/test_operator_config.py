@@ -13,7 +13,8 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.controllers.operator_config import OperatorConfigReconciler
-from sriovop.controllers.webhook_certs import CertSettings, WebhookCertReconciler, default_targets, pki
+from sriovop.controllers.webhook_certs import CertSettings, default_targets, pki
+from sriovop.controllers.webhook_certs.controller import WebhookCertReconciler
 from sriovop.render import workloads
 from sriovop.render.settings import RenderSettings
 from sriovop.runtime.client import Client
