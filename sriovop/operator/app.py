@@ -31,7 +31,8 @@ from sriovop.controllers.node_policy import DEFAULT_WRITE_WORKERS, NodePolicyRec
 from sriovop.controllers.operator_config import OperatorConfigReconciler
 from sriovop.controllers.policy_status import PolicyStatusReconciler
 from sriovop.controllers.pool_config import PoolConfigReconciler
-from sriovop.controllers.webhook_certs import CertMode, WebhookCertReconciler, default_targets
+from sriovop.controllers.webhook_certs import CertMode, default_targets
+from sriovop.controllers.webhook_certs.isolated import IsolatedCertReconciler
 from sriovop.logsetup import set_level
 from sriovop.operator.cache_trim import CACHE_TRANSFORMS
 from sriovop.operator.election import SharedElection
@@ -139,10 +140,10 @@ class Operator:
         NodePolicyReconciler(mgr.client, mgr.client, ns, nics=nics,
                              stale_delay_minutes=s.stale_node_state_cleanup_delay_minutes, recorder=rec,
                              api_reader=mgr.server_client).setup(mgr)
-        certs: WebhookCertReconciler | None = None
+        certs: IsolatedCertReconciler | None = None
         if s.certs.mode == CertMode.SELF_MANAGED:
-            certs = WebhookCertReconciler(mgr.server_client, ns, s.certs,
-                                          default_targets(s.render.operator_webhook_secret, s.render.injector_secret))
+            certs = IsolatedCertReconciler(mgr.server_client, ns, s.certs,
+                                           default_targets(s.render.operator_webhook_secret, s.render.injector_secret))
             certs.setup(mgr)
         OperatorConfigReconciler(mgr.server_client, mgr.client, ns, s.render, rec, set_log_level=set_level,
                                  certs=s.certs, on_webhooks_applied=certs.trigger if certs else None).setup(mgr)

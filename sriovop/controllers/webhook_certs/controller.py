@@ -29,29 +29,20 @@ from __future__ import annotations
 
 import base64
 import datetime
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
-from sriovop.api.v1 import consts
 from sriovop.controllers.webhook_certs import pki
-from sriovop.controllers.webhook_certs.settings import CertSettings
-from sriovop.runtime.controller import Controller, Request, Result
+from sriovop.controllers.webhook_certs.base import CertControllerBase, ServingTarget
+from sriovop.runtime.controller import Request, Result
 from sriovop.runtime.errors import NotFound
-from sriovop.runtime.kinds import (
-    MUTATING_WEBHOOK_CONFIGURATION,
-    SECRET,
-    VALIDATING_WEBHOOK_CONFIGURATION,
-    Kind,
-)
+from sriovop.runtime.kinds import SECRET, Kind
 
 log = structlog.get_logger(__name__)
 
-CONTROLLER_NAME = "webhook-certificates"
-#: Repair what someone changed or deleted at least this often (seconds).
-RESYNC_PERIOD = 60.0
 #: When the current CA was published (RFC 3339); serving certificates wait for propagation from here.
 PUBLISHED_ANNOTATION = "sriovnetwork.openshift.io/ca-published-at"
 #: When a serving Secret's certificate was issued (RFC 3339): a previous CA is retired from the bundle
@@ -60,33 +51,6 @@ ISSUED_ANNOTATION = "sriovnetwork.openshift.io/certificate-issued-at"
 BUNDLE_KEY = "ca-bundle.crt"
 LABELS = {"app.kubernetes.io/managed-by": "sriov-network-operator",
           "app.kubernetes.io/component": "webhook-certificates"}
-
-Clock = Callable[[], datetime.datetime]
-
-
-def utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
-
-
-@dataclass(frozen=True)
-class ServingTarget:
-    """One admission server: its Secret, its Service (the certificate's names) and the admission
-    configurations whose `caBundle` must trust it."""
-
-    secret: str
-    service: str
-    configurations: tuple[tuple[Kind, str], ...]
-
-
-def default_targets(operator_webhook_secret: str, injector_secret: str) -> tuple[ServingTarget, ...]:
-    # Service names as rendered by sriovop/render/workloads.py.
-    return (
-        ServingTarget(operator_webhook_secret, "operator-webhook-service",
-                      ((VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
-                       (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME))),
-        ServingTarget(injector_secret, "network-resources-injector-service",
-                      ((MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME),)),
-    )
 
 
 @dataclass(frozen=True)
@@ -136,40 +100,23 @@ def _parse_time(raw: str | None) -> datetime.datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
 
 
-class WebhookCertReconciler:
-    """```
-    certs = WebhookCertReconciler(mgr.server_client, namespace, CertSettings.from_env(),
-                                  default_targets(render.operator_webhook_secret, render.injector_secret))
-    certs.setup(mgr)                  # leader-gated; reconciles at once, then at each deadline
-    certs.trigger()                   # e.g. after the operator-config controller created a configuration
-    ```"""
+class WebhookCertReconciler(CertControllerBase):
+    """The decisions in this process (tests, and the operator's child process in `isolated.py`)::
 
-    def __init__(self, client: Any, namespace: str, settings: CertSettings, targets: tuple[ServingTarget, ...],
-                 *, clock: Clock = utc_now, resync: float = RESYNC_PERIOD) -> None:
-        self.client = client
-        self.namespace = namespace
-        self.settings = settings
-        self.targets = targets
-        self.clock = clock
-        self.resync = resync
-        self.request = Request(namespace, CONTROLLER_NAME)
-        self._controller: Controller | None = None
-
-    def setup(self, manager: Any) -> Controller:
-        ctrl = Controller(CONTROLLER_NAME, self.reconcile, registry=manager.registry)
-        ctrl.enqueue(self.request)
-        manager.add(ctrl)
-        self._controller = ctrl
-        return ctrl
-
-    def trigger(self) -> None:
-        if self._controller is not None:
-            self._controller.enqueue(self.request)
+        certs = WebhookCertReconciler(client, namespace, CertSettings.from_env(),
+                                      default_targets(render.operator_webhook_secret, render.injector_secret))
+        certs.setup(mgr)
+    """
 
     # -- reconcile -------------------------------------------------------------------------------
 
     def reconcile(self, req: Request | None = None) -> Result:
         now = self.clock()
+        return self.requeue_until(self.decide(now), now)
+
+    def decide(self, now: datetime.datetime) -> datetime.datetime:
+        """One pass: read, rotate, publish and issue what is due; returns when the next decision is due
+        (the resync period aside), which depends only on what was read and written."""
         configs = self._read_configurations()
         trusted = [ca for config in configs.values() for ca in _bundle_of(config)]
         state = self.ensure_ca(now, trusted)
@@ -181,8 +128,7 @@ class WebhookCertReconciler:
         if any(changed):
             ready_at = max(ready_at, now + self.settings.propagation_delay)
         may_sign = now >= ready_at
-        deadlines = [pki.renew_at(state.ca.cert, margin=self.settings.ca_margin),
-                     now + datetime.timedelta(seconds=self.resync)]
+        deadlines = [pki.renew_at(state.ca.cert, margin=self.settings.ca_margin)]
         deadlines += [c.not_valid_after_utc for c in state.bundle[1:]]  # drop expired CAs from the bundle
         if not may_sign:
             deadlines.append(ready_at)
@@ -199,8 +145,7 @@ class WebhookCertReconciler:
                 deadlines.append(now)  # the serving Secrets' ca.crt follows at the next pass
             else:
                 deadlines.append(retire_at)
-        wait = (min(deadlines) - now).total_seconds()
-        return Result(requeue_after=max(0.2, wait))
+        return min(deadlines)
 
     def retire_previous_cas(self, now: datetime.datetime) -> None:
         """Every webhook pod serves a certificate of the current CA by now: the earlier CAs leave the

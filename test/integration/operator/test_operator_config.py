@@ -13,7 +13,8 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.controllers.operator_config import OperatorConfigReconciler
-from sriovop.controllers.webhook_certs import CertSettings, WebhookCertReconciler, default_targets, pki
+from sriovop.controllers.webhook_certs import CertSettings, default_targets, pki
+from sriovop.controllers.webhook_certs.isolated import IsolatedCertReconciler
 from sriovop.render import workloads
 from sriovop.render.settings import RenderSettings
 from sriovop.runtime.client import Client
@@ -45,8 +46,8 @@ def running(kubeconfig: Path, namespace: str, levels: list[str]) -> Iterator[Ope
     mgr = Manager(client, name=f"opconfig-{namespace}", namespaces={namespace})
     recorder = EventRecorder(client, component="sriov-network-operator")
     render = settings(namespace)
-    certs = WebhookCertReconciler(mgr.server_client, namespace, CertSettings(),
-                                  default_targets(render.operator_webhook_secret, render.injector_secret))
+    certs = IsolatedCertReconciler(mgr.server_client, namespace, CertSettings(),
+                                   default_targets(render.operator_webhook_secret, render.injector_secret))
     certs.setup(mgr)
     reconciler = OperatorConfigReconciler(mgr.server_client, mgr.client, namespace, render, recorder,
                                           set_log_level=levels.append, certs=CertSettings(),

@@ -35,7 +35,8 @@ import pytest
 from cryptography import x509
 
 from sriovop.api.v1.kinds import SRIOV_NETWORK_POOL_CONFIG
-from sriovop.controllers.webhook_certs import CertSettings, ServingTarget, WebhookCertReconciler, pki
+from sriovop.controllers.webhook_certs import CertSettings, ServingTarget, pki
+from sriovop.controllers.webhook_certs.controller import WebhookCertReconciler
 from sriovop.devcluster import ControlPlane
 from sriovop.devcluster.process import free_port
 from sriovop.render.webhook_configs import Endpoint, operator_webhook_configs

@@ -9,8 +9,8 @@ from typing import Any
 from cryptography import x509
 
 from sriovop.api.v1 import consts
-from sriovop.controllers.webhook_certs import CertSettings, WebhookCertReconciler, default_targets, pki
-from sriovop.controllers.webhook_certs.controller import BUNDLE_KEY, ISSUED_ANNOTATION
+from sriovop.controllers.webhook_certs import CertSettings, default_targets, pki
+from sriovop.controllers.webhook_certs.controller import BUNDLE_KEY, ISSUED_ANNOTATION, WebhookCertReconciler
 from sriovop.runtime.kinds import MUTATING_WEBHOOK_CONFIGURATION, SECRET, VALIDATING_WEBHOOK_CONFIGURATION
 from test.support.controllers_fake_api import FakeApi
 
