@@ -12,14 +12,16 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sriovop.cni.server import CniServer, ServerOptions, load_handlers
 from sriovop.devcluster.cnishim import shim_binary
 from test.support.cni_fakeplugin import PluginDir
+from test.support.controllers_harness import wait_for
 
 
 @pytest.fixture
@@ -79,10 +81,17 @@ def test_the_server_logs_each_command_as_its_event_with_its_duration(served: Pat
     from structlog.testing import capture_logs
 
     plugins, shim, conf = _attach_setup(tmp_path)
+
+    def cni_events() -> list[MutableMapping[str, Any]]:
+        return [e for e in logs if e.get("plugin") == "sriovop-attach" and str(e["event"]).startswith("cni_")]
+
     with capture_logs() as logs:
         assert _run(shim, served, plugins, "ADD", conf).returncode == 0
         assert _run(shim, served, plugins, "DEL", conf).returncode == 0
-    events = [e for e in logs if e.get("plugin") == "sriovop-attach" and str(e["event"]).startswith("cni_")]
-    assert [(e["event"], e["command"], e["exit_code"]) for e in events] == [("cni_add", "ADD", 0),
-                                                                            ("cni_del", "DEL", 0)], logs
+        # The server logs a command once its answer is sent, so the shim may return first.
+        wait_for(lambda: len(cni_events()) >= 2, timeout=60.0, what="the server's cni_add and cni_del events")
+    events = cni_events()
+    # Each is logged by its own connection's thread, after its answer: their order in the log is free.
+    assert sorted((e["event"], e["command"], e["exit_code"]) for e in events) == [("cni_add", "ADD", 0),
+                                                                                  ("cni_del", "DEL", 0)], logs
     assert all(isinstance(e["duration_ms"], float) and e["duration_ms"] >= 0 for e in events), events
