@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from sriovop.controllers.webhook_certs.controller import WebhookCertReconciler
-from sriovop.controllers.webhook_certs.pipe import receive, send
+from sriovop.controllers.webhook_certs.pipe import PARENT_GONE, receive, send
 from sriovop.logsetup import configure_logging
 from sriovop.runtime.errors import ApiError, error_for
 from sriovop.runtime.kinds import Kind
@@ -47,7 +47,15 @@ def main() -> int:
     # The protocol owns the original stdout; anything printed goes to stderr with the logs.
     to_parent = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    from_parent = sys.stdin.buffer
+    try:
+        return _pass(to_parent, sys.stdin.buffer)
+    except (EOFError, BrokenPipeError):
+        # Nobody is left to read a report; a traceback here would only put noise in the operator's log
+        # as it shuts down (seen when a replica lost its lease in the middle of a pass).
+        return PARENT_GONE
+
+
+def _pass(to_parent: IO[bytes], from_parent: IO[bytes]) -> int:
     init = receive(from_parent)
     configure_logging(init["level"], init["format"])
     now = init["now"]
@@ -58,6 +66,8 @@ def main() -> int:
     except ApiError as err:
         send(to_parent, {"failed": (err.code, err.message, err.status)})
         return 0
+    except (EOFError, BrokenPipeError):
+        raise  # the parent has gone: nothing to report to (main)
     except Exception:  # reported to the parent, which fails the pass
         send(to_parent, {"failed": (0, traceback.format_exc(), None)})
         return 1

@@ -25,7 +25,7 @@ from typing import IO, Any
 import structlog
 
 from sriovop.controllers.webhook_certs.base import CertControllerBase
-from sriovop.controllers.webhook_certs.pipe import receive, send
+from sriovop.controllers.webhook_certs.pipe import PARENT_GONE, receive, send
 from sriovop.logsetup import current_format
 from sriovop.runtime.controller import Request, Result
 from sriovop.runtime.errors import ApiError, NotFound, error_for
@@ -107,7 +107,7 @@ class IsolatedCertReconciler(CertControllerBase):
             watchdog.cancel()
             proc.stdin.close()
             proc.stdout.close()
-            if proc.wait() != 0:
+            if proc.wait() not in (0, PARENT_GONE):
                 log.warning("certificate child process failed", returncode=proc.returncode)
 
     def _serve(self, to_child: IO[bytes], from_child: IO[bytes], reads: _Reads) -> datetime.datetime:

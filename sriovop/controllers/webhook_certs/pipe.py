@@ -6,6 +6,10 @@ from __future__ import annotations
 import pickle
 from typing import IO, Any
 
+#: The child's exit code when the parent ended the pass first: it closed the pipe because it stopped,
+#: or because a call it performs for the child failed on its side (it reports that error itself).
+PARENT_GONE = 3
+
 
 def send(stream: IO[bytes], message: dict[str, Any]) -> None:
     pickle.dump(message, stream, protocol=pickle.HIGHEST_PROTOCOL)

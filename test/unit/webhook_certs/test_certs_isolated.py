@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 from cryptography import x509
+from structlog.testing import capture_logs
 
 from sriovop.controllers.webhook_certs import CertSettings, default_targets, isolated, pki
 from sriovop.controllers.webhook_certs.controller import BUNDLE_KEY
 from sriovop.controllers.webhook_certs.isolated import IsolatedCertReconciler
+from sriovop.controllers.webhook_certs.pipe import PARENT_GONE
 from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import SECRET, Kind
+from sriovop.runtime.leaderelection.elector import NotLeaderError
 from test.support.controllers_fake_api import FakeApi
 from test.unit.webhook_certs.test_certs_controller import ALL_CONFIGS, NS, SETTINGS, T0, Clock
 
@@ -136,3 +139,27 @@ def test_the_operator_process_does_not_import_cryptography() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cryptography', 'cffi')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+class LeaseLostMidPass(FakeApi):
+    """The fenced client of a replica that lost its lease: its writes raise, as NotLeaderError does."""
+
+    def create(self, kind: Kind, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        raise NotLeaderError("namespaced: refusing POST: this replica does not hold a fresh leader lease")
+
+
+def test_a_pass_the_parent_ends_leaves_the_child_quiet(popen: type[CountingPopen],
+                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    _, _, r = _setup(LeaseLostMidPass())
+    with capture_logs() as logs, pytest.raises(NotLeaderError):
+        r.reconcile()
+    assert popen.started == 1
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err  # the child's stderr is this process's
+    assert [e for e in logs if e["log_level"] in ("warning", "error")] == []
+
+
+def test_a_child_whose_parent_is_gone_exits_with_its_code_and_no_traceback() -> None:
+    done = subprocess.run([sys.executable, "-m", isolated.CHILD_MODULE], input=b"", capture_output=True,
+                          timeout=60)
+    assert (done.returncode, done.stderr) == (PARENT_GONE, b"")
