@@ -34,7 +34,8 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("runtime_informer", []),
     ("daemon_steady", []),
     ("cni_add", []),
-    # Last: the largest run (hollow fleets of 500, 2,000 and 5,000 nodes; faults at 500).
+    # Last: the largest run (hollow fleets of 100, 500, 2,000 and 5,000 nodes, each size this machine's
+    # cores and memory hold; faults at the smallest).
     ("rollout", ["--faults"]),
 ]
 
