@@ -60,6 +60,7 @@ from test.support.failover_analysis import (  # noqa: E402
     FaultRecord,
     LeaseChange,
     Write,
+    freezes,
     outcome,
     parse_writes,
     summarize,
@@ -300,7 +301,7 @@ def assemble(config: dict[str, Any], outcomes: list[dict[str, Any]], writes: lis
     report: dict[str, Any] = {
         "config": config,
         "takeover": summarize(outcomes),
-        **writers_report(writes),
+        **writers_report(writes, freezes(outcomes)),
         "all_changes_in_nads": not problems,
         "lost_changes": problems,
         "leadership_changes": len([c for c in changes if c.holder]),

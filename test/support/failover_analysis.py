@@ -184,6 +184,15 @@ LEADER_FAULTS = ("sigterm_leader", "sigkill_leader", "sigstop_leader", "delete_p
                  "node_killed", "node_paused", "node_disconnected")
 #: Faults after which the old leader runs again past its lease: it must not write once resumed.
 RESUMED_FAULTS = ("sigstop_leader", "node_paused", "node_disconnected")
+#: Faults that can hold a write of the leader's that already passed its fence check until the leader
+#: runs (or reaches the server) again: its process or node frozen, or its node cut off.
+HOLDING_FAULTS = ("sigstop_leader", "node_paused", "node_disconnected", "node_lost")
+
+
+def freezes(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """identity -> when a holding fault hit it, from the faults' outcomes (for `writers_report`)."""
+    return {str(o["old_leader"]): float(o["at"]) for o in outcomes
+            if o.get("fault") in HOLDING_FAULTS and o.get("old_leader") and o.get("at") is not None}
 
 
 def outcome(fault: FaultRecord, writes: Sequence[Write], changes: Sequence[LeaseChange]) -> dict[str, Any]:
@@ -250,14 +259,50 @@ def summarize(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     return out
 
 
-def writers_report(writes: Sequence[Write]) -> dict[str, Any]:
-    """The writer part of hack/failover.py's report: terms, overlapping pairs, write counts."""
+def checked_before_a_freeze(writes: Sequence[Write], a: Term, b: Term, freezes: Mapping[str, float]) -> bool:
+    """Whether every write of `a` that the server committed inside `b`'s term passed its fence check
+    before `a` was frozen (SIGSTOP at `freezes[a]`).
+
+    A write's `sent` is taken right before the fence check, so such a write was checked while `a`'s
+    lease was fresh; the freeze then held it between the check and the socket, and it reached the server
+    after the resume, when another replica led. No client-side check can refuse a write that is already
+    past it (Kubernetes offers no fencing token for writes; upstream's leader election has the same
+    limit). Every write of `a` sent after the freeze is still counted, and must have been refused."""
+    frozen = freezes.get(a.identity)
+    if frozen is None:
+        return False
+    late = writes_inside(writes, a, b)
+    return bool(late) and all(w.sent < frozen for w in late)
+
+
+def writes_inside(writes: Sequence[Write], a: Term, b: Term) -> list[Write]:
+    """The writes of `a` the server committed inside `b`'s term (after b's first write)."""
+    return [w for w in in_commit_order(writes) if w.identity == a.identity and (w.rv or 0) > b.first_rv]
+
+
+def _overlap(writes: Sequence[Write], a: Term, b: Term) -> dict[str, Any]:
+    """One overlapping pair as the report shows it, with the writes that made it (what a reader of a
+    failed run needs: when each was sent, against the faults' times)."""
+    return {"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity, "b_rv": [b.first_rv, b.last_rv],
+            "a_writes_inside_b": [{"sent": w.sent, "done": w.done, "rv": w.rv, "verb": w.verb,
+                                   "resource": w.resource, "name": w.name} for w in writes_inside(writes, a, b)[:5]]}
+
+
+def writers_report(writes: Sequence[Write], freezes: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The writer part of hack/failover.py's report: terms, overlapping pairs, write counts.
+
+    `freezes` (identity -> when it was SIGSTOPped): an overlap made only of a frozen replica's writes
+    that passed their fence check before the freeze is listed apart (`overlaps_checked_before_a_freeze`)
+    and not counted in `overlapping_writer_intervals` (`checked_before_a_freeze` says why)."""
     term_list = terms(writes)
-    overlaps = overlapping_terms(term_list)
+    pairs = overlapping_terms(term_list)
+    frozen = [(a, b) for a, b in pairs if checked_before_a_freeze(writes, a, b, freezes or {})]
+    overlaps = [pair for pair in pairs if pair not in frozen]
     return {
         "overlapping_writer_intervals": len(overlaps),
-        "overlaps": [{"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity,
-                      "b_rv": [b.first_rv, b.last_rv]} for a, b in overlaps],
+        "overlaps": [_overlap(writes, a, b) for a, b in overlaps],
+        "overlaps_checked_before_a_freeze": [
+            {**_overlap(writes, a, b), "frozen_at": (freezes or {})[a.identity]} for a, b in frozen],
         "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]} for t in term_list],
         "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
                    "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},

@@ -32,6 +32,7 @@ from test.support.controllers_harness import wait_for
 from test.support.failover_analysis import (
     FaultRecord,
     LeaseChange,
+    freezes,
     outcome,
     summarize,
     writers_report,
@@ -374,7 +375,7 @@ class ClusterFailover:
         problems, took = wait_converged(self.kube, NAMESPACE, NAD_NAMESPACE, RESOURCE_PREFIX, timeout=WAIT_S)
         self.logs.poll()
         outcomes = [self.outcome(r) for r in self.runs]
-        report = writers_report(self.logs.writes())
+        report = writers_report(self.logs.writes(), freezes(outcomes))
         _attribute_overlaps(outcomes, report["overlaps"])
         report.update({
             "config": {"cluster": True, "lease_duration_s": self.timings.lease,

@@ -12,11 +12,13 @@ from test.support.failover_analysis import (
     FaultRecord,
     LeaseChange,
     Write,
+    freezes,
     outcome,
     overlapping_terms,
     parse_write,
     summarize,
     terms,
+    writers_report,
 )
 from test.support.failover_workload import compare
 
@@ -125,3 +127,30 @@ def test_compare_finds_wrong_missing_and_orphaned_nads() -> None:
     assert compare([net], [stale], "t", "openshift.io") == ["n1: NAD does not match the network (generation None)"]
     assert compare([net], [], "t", "openshift.io") == ["n1: no NAD in t"]
     assert compare([], [good], "t", "openshift.io") == ["n1: NAD left behind after its network was deleted"]
+
+
+def test_an_overlap_of_writes_checked_before_a_freeze_is_listed_apart_and_any_later_write_counts() -> None:
+    # a leads, is frozen at t=10 with one write past its fence check; b takes over; a's write lands
+    # inside b's term after the resume at t=25 (and is logged then).
+    held = Write("a", 9.9, 25.1, "PATCH", "sriovnetworks", "ns", "x", "200", 30)
+    writes = [w("a", 5.0, 10), held, w("b", 20.0, 20), w("b", 21.0, 40)]
+    strict = writers_report(writes)
+    assert strict["overlapping_writer_intervals"] == 1
+    frozen = writers_report(writes, {"a": 10.0})
+    assert frozen["overlapping_writer_intervals"] == 0 and frozen["overlaps"] == []
+    assert frozen["overlaps_checked_before_a_freeze"] == [
+        {"a": "a", "a_rv": [10, 30], "b": "b", "b_rv": [20, 40], "frozen_at": 10.0, "a_writes_inside_b": [
+            {"sent": 9.9, "done": 25.1, "rv": 30, "verb": "PATCH", "resource": "sriovnetworks", "name": "x"}]}]
+    # A write of a's sent after the freeze (after its resume) is a real overlap.
+    late = writers_report([*writes, w("a", 25.2, 45)], {"a": 10.0})
+    assert late["overlapping_writer_intervals"] == 1 and late["overlaps_checked_before_a_freeze"] == []
+    assert [(o["a"], o["a_rv"], o["b_rv"], [x["sent"] for x in o["a_writes_inside_b"]]) for o in late["overlaps"]] == [
+        ("a", [10, 45], [20, 40], [9.9, 25.2])]
+    # So is an overlap by a replica that was never frozen.
+    assert writers_report(writes, {"b": 10.0})["overlapping_writer_intervals"] == 1
+
+
+def test_the_faults_that_can_hold_a_checked_write_are_the_freezes_and_cut_offs() -> None:
+    outcomes = [outcome(FaultRecord(kind, 10.0 + i, victim=f"v{i}", old_leader=f"l{i}"), [], [])
+                for i, kind in enumerate(("sigstop_leader", "sigkill_leader", "node_lost", "follower_kill"))]
+    assert freezes(outcomes) == {"l0": 10.0, "l2": 12.0}
