@@ -261,7 +261,7 @@ def summarize(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 
 def checked_before_a_freeze(writes: Sequence[Write], a: Term, b: Term, freezes: Mapping[str, float]) -> bool:
     """Whether every write of `a` that the server committed inside `b`'s term passed its fence check
-    before `a` was frozen (SIGSTOP at `freezes[a]`).
+    before `a` was frozen or cut off (at `freezes[a]`).
 
     A write's `sent` is taken right before the fence check, so such a write was checked while `a`'s
     lease was fresh; the freeze then held it between the check and the socket, and it reached the server
@@ -291,7 +291,7 @@ def _overlap(writes: Sequence[Write], a: Term, b: Term) -> dict[str, Any]:
 def writers_report(writes: Sequence[Write], freezes: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The writer part of hack/failover.py's report: terms, overlapping pairs, write counts.
 
-    `freezes` (identity -> when it was SIGSTOPped): an overlap made only of a frozen replica's writes
+    `freezes` (identity -> when it was frozen or cut off): an overlap made only of such a replica's writes
     that passed their fence check before the freeze is listed apart (`overlaps_checked_before_a_freeze`)
     and not counted in `overlapping_writer_intervals` (`checked_before_a_freeze` says why)."""
     term_list = terms(writes)
