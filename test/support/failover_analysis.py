@@ -259,9 +259,9 @@ def summarize(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     return out
 
 
-def checked_before_a_freeze(writes: Sequence[Write], a: Term, b: Term, freezes: Mapping[str, float]) -> bool:
+def checked_before_a_freeze(committed: Sequence[Write], a: Term, b: Term, freezes: Mapping[str, float]) -> bool:
     """Whether every write of `a` that the server committed inside `b`'s term passed its fence check
-    before `a` was frozen or cut off (at `freezes[a]`).
+    before `a` was frozen or cut off (at `freezes[a]`). `committed`: the writes `in_commit_order`.
 
     A write's `sent` is taken right before the fence check, so such a write was checked while `a`'s
     lease was fresh; the freeze then held it between the check and the socket, and it reached the server
@@ -271,21 +271,22 @@ def checked_before_a_freeze(writes: Sequence[Write], a: Term, b: Term, freezes: 
     frozen = freezes.get(a.identity)
     if frozen is None:
         return False
-    late = writes_inside(writes, a, b)
+    late = writes_inside(committed, a, b)
     return bool(late) and all(w.sent < frozen for w in late)
 
 
-def writes_inside(writes: Sequence[Write], a: Term, b: Term) -> list[Write]:
-    """The writes of `a` the server committed inside `b`'s term (after b's first write)."""
-    return [w for w in in_commit_order(writes) if w.identity == a.identity and (w.rv or 0) > b.first_rv]
+def writes_inside(committed: Sequence[Write], a: Term, b: Term) -> list[Write]:
+    """The writes of `a` the server committed inside `b`'s term (after b's first write), from the writes
+    `in_commit_order`."""
+    return [w for w in committed if w.identity == a.identity and (w.rv or 0) > b.first_rv]
 
 
-def _overlap(writes: Sequence[Write], a: Term, b: Term) -> dict[str, Any]:
+def _overlap(committed: Sequence[Write], a: Term, b: Term) -> dict[str, Any]:
     """One overlapping pair as the report shows it, with the writes that made it (what a reader of a
     failed run needs: when each was sent, against the faults' times)."""
     return {"a": a.identity, "a_rv": [a.first_rv, a.last_rv], "b": b.identity, "b_rv": [b.first_rv, b.last_rv],
             "a_writes_inside_b": [{"sent": w.sent, "done": w.done, "rv": w.rv, "verb": w.verb,
-                                   "resource": w.resource, "name": w.name} for w in writes_inside(writes, a, b)[:5]]}
+                                   "resource": w.resource, "name": w.name} for w in writes_inside(committed, a, b)[:5]]}
 
 
 def writers_report(writes: Sequence[Write], freezes: Mapping[str, float] | None = None) -> dict[str, Any]:
@@ -294,15 +295,17 @@ def writers_report(writes: Sequence[Write], freezes: Mapping[str, float] | None 
     `freezes` (identity -> when it was frozen or cut off): an overlap made only of such a replica's writes
     that passed their fence check before the freeze is listed apart (`overlaps_checked_before_a_freeze`)
     and not counted in `overlapping_writer_intervals` (`checked_before_a_freeze` says why)."""
+    freezes = freezes or {}
+    committed = in_commit_order(writes)  # once, for every pair below
     term_list = terms(writes)
     pairs = overlapping_terms(term_list)
-    frozen = [(a, b) for a, b in pairs if checked_before_a_freeze(writes, a, b, freezes or {})]
+    frozen = [(a, b) for a, b in pairs if checked_before_a_freeze(committed, a, b, freezes)]
     overlaps = [pair for pair in pairs if pair not in frozen]
     return {
         "overlapping_writer_intervals": len(overlaps),
-        "overlaps": [_overlap(writes, a, b) for a, b in overlaps],
+        "overlaps": [_overlap(committed, a, b) for a, b in overlaps],
         "overlaps_checked_before_a_freeze": [
-            {**_overlap(writes, a, b), "frozen_at": (freezes or {})[a.identity]} for a, b in frozen],
+            {**_overlap(committed, a, b), "frozen_at": freezes[a.identity]} for a, b in frozen],
         "terms": [{"identity": t.identity, "writes": t.writes, "rv": [t.first_rv, t.last_rv]} for t in term_list],
         "writes": {"ok": sum(1 for w in writes if w.ok), "fenced": sum(1 for w in writes if w.status == "fenced"),
                    "failed": sum(1 for w in writes if not w.ok and w.status != "fenced")},
