@@ -266,13 +266,14 @@ class FanoutClient(Client):
                   field_selector: Selector = None, resource_version: str | None = None, limit: int | None = None,
                   continue_: str | None = None, decode: Callable[[bytes], Any] | None = None,
                   read_timeout: float | None = None, item_transform: Callable[[Any], Any] | None = None,
-                  ) -> ListPage:
+                  resource_version_match: str | None = None) -> ListPage:
         eq = _one_equality(field_selector)
-        if eq is None or not resource_version or continue_:  # a live read: the server answers
+        if eq is None or not resource_version or continue_ or resource_version_match:  # live: the server answers
             kw: dict[str, Any] = {} if decode is None else {"decode": decode}
             return super().list_page(kind, namespace, label_selector=label_selector, field_selector=field_selector,
                                      resource_version=resource_version, limit=limit, continue_=continue_,
-                                     read_timeout=read_timeout, item_transform=item_transform, **kw)
+                                     read_timeout=read_timeout, item_transform=item_transform,
+                                     resource_version_match=resource_version_match, **kw)
         page = self._hub(kind, namespace, label_selector).list(eq[0], eq[1], resource_version)
         if item_transform is not None:
             page.items = [item_transform(o) for o in page.items]

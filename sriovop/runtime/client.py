@@ -261,8 +261,12 @@ class Client:
         field_selector: Selector = None, resource_version: str | None = None, limit: int | None = None,
         continue_: str | None = None, decode: Callable[[bytes], Any] = json.loads,
         read_timeout: float | None = None, item_transform: Callable[[JSON], Any] | None = None,
+        resource_version_match: str | None = None,
     ) -> ListPage:
         """One LIST request; the reflector's building block. Items get kind/apiVersion filled in.
+
+        `resource_version_match` ("NotOlderThan" or "Exact") says how the server reads
+        `resource_version` (Kubernetes' semantics for get and list).
 
         With `item_transform`, items are decoded one at a time and transformed at once (see
         jsonstream.py): the way to list many objects into a cache without a memory peak.
@@ -271,6 +275,7 @@ class Client:
             "labelSelector": selector_string(label_selector),
             "fieldSelector": selector_string(field_selector),
             "resourceVersion": resource_version, "limit": limit or None, "continue": continue_ or None,
+            "resourceVersionMatch": resource_version_match,
         }
         resp = self.request("GET", kind.collection_path(namespace), query=query, read_timeout=read_timeout)
         if item_transform is not None:

@@ -2,20 +2,30 @@
 
 Why: a cache answers in microseconds, but a policy created right after a NodeState (or a Node's
 labels, or a peer policy) changed must be judged on the new state, as a live read would. Before a
-judgement the barrier reads, for each cached kind and all kinds at once, the API server's current
-resourceVersion R and the kind's object count N with a consistent LIST of at most one item of that
-kind (about 1 ms; kube-apiserver serves it from its watch cache only once that cache has caught up
-with etcd, so every write of the kind up to R is then on its way to our watch; N is the page's item
-plus its `remainingItemCount`). It then waits until every informer either
-- has applied an event or bookmark with resourceVersion >= R (it has seen everything up to R), or
-- holds exactly N objects and has applied nothing new for `settle` seconds after R was read: its kind
-  had no write between the informer's last event and R. The count makes this exact for creates and
-  deletes: a store whose count differs from N is missing an event, however late that event arrives
-  (under load, watch events were seen to arrive more than 250 ms after the consistent read). The
-  settle rule is needed because Kubernetes sends an idle watch a bookmark only about once a minute, so
-  an idle kind never reaches R by itself; no API tells a client that nothing is in flight.
+judgement the barrier learns, for each cached kind, a resourceVersion R_k at or after the API server's
+current one and the kind's object count N_k at R_k, each with a LIST of at most one item of that kind:
+- the first kind (the anchor: the smallest, policies) with a consistent LIST. kube-apiserver answers
+  it from its watch cache once that cache has caught up with etcd's current revision R, which it
+  first asks etcd for (a one-item LIST over the kind's key range);
+- the other kinds at once, side by side, with `resourceVersion=R&resourceVersionMatch=NotOlderThan`:
+  the API server answers them from their watch caches as soon as each has caught up with R (it asks
+  etcd for a progress notification when a cache waits), without a request to etcd. At 500 and 5,000
+  nodes this costs kube-apiserver and etcd about 1 ms of CPU less per read than a consistent LIST
+  (`reads_alone` in test/bench/admission_e2e.py; docs/benchmarks.md); both still grow with the kind.
+  A watch cache that cannot catch up within the server's 3 s answers 504 "Too large resource
+  version"; that kind is then read with a consistent LIST, as kube-apiserver itself falls back for
+  consistent reads.
+Each answer means every write of its kind up to R_k is on its way to our watch (N_k is the page's item
+plus its `remainingItemCount`). The barrier then waits until every informer either
+- has applied an event or bookmark with resourceVersion >= R_k (it has seen everything up to R_k), or
+- holds exactly N_k objects and has applied nothing new for `settle` seconds after R_k was read: its
+  kind had no write between the informer's last event and R_k. The count makes this exact for creates
+  and deletes: a store whose count differs from N_k is missing an event, however late that event
+  arrives (under load, watch events were seen to arrive more than 250 ms after the consistent read).
+  The settle rule is needed because Kubernetes sends an idle watch a bookmark only about once a
+  minute, so an idle kind never reaches R_k by itself; no API tells a client that nothing is in flight.
 The residual window is therefore an update (or a create and a delete that cancel out) whose watch
-event reaches this process more than `settle` after the consistent read returned (measured on a 2-core
+event reaches this process more than `settle` after the read returned (measured on a 2-core
 machine at load 13: p99 4 ms, worst of 200 107 ms; `--cache-settle` trades latency for a wider margin,
 `--no-cache` reads live and has no window).
 Requests share rounds without waiting for one another: a request joins a round whose reads had not
@@ -42,12 +52,12 @@ from prometheus_client import Counter, Histogram
 
 WAIT = Histogram(
     "sriovop_webhook_freshness_wait_seconds",
-    "Time a judgement waited for the informer caches to catch up (consistent reads + settle time)",
+    "Time a judgement waited for the informer caches to catch up (the barrier's reads + settle time)",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0),
 )
 ROUNDS = Counter(
     "sriovop_webhook_freshness_rounds",
-    "Rounds of consistent reads (one LIST per cached kind each); judgements per round = waits / rounds",
+    "Rounds of the barrier's reads (one LIST per cached kind each); judgements per round = waits / rounds",
 )
 
 
@@ -60,11 +70,16 @@ class RvSource(Protocol):
 
 
 class ServerState(NamedTuple):
-    """What a consistent read says of one kind: the current resourceVersion and, when known, how many
-    objects of the kind exist at it."""
+    """What a read says of one kind: a resourceVersion the server's cache of the kind has reached and,
+    when known, how many objects of the kind exist at it."""
 
     resource_version: str
     objects: int | None = None
+
+
+#: A kind's read: with None, a consistent LIST of at most one item; with a resourceVersion R, the same
+#: LIST answered by a cache at R or later (`resourceVersionMatch=NotOlderThan`).
+KindRead = Callable[[str | None], ServerState]
 
 
 def _int_rv(rv: str) -> int:
@@ -75,7 +90,7 @@ def _int_rv(rv: str) -> int:
 
 
 class _Round:
-    """One set of consistent reads and the wait for the caches; shared by every request that joined it."""
+    """One set of reads and the wait for the caches; shared by every request that joined it."""
 
     __slots__ = ("done", "error", "started")
 
@@ -86,19 +101,20 @@ class _Round:
 
 
 class FreshnessBarrier:
-    def __init__(self, kinds: Sequence[tuple[Callable[[], ServerState], RvSource]], settle: float = 0.005,
+    def __init__(self, kinds: Sequence[tuple[KindRead, RvSource]], settle: float = 0.005,
                  timeout: float = 5.0, poll: float = 0.0005) -> None:
-        """`kinds`: per cached kind, (a consistent read of its ServerState, its informer's store);
-        `poll`: the shortest sleep between two looks at a store."""
+        """`kinds`: per cached kind, (its read, its informer's store), the anchor first (read
+        consistently; best the kind with the fewest objects); `poll`: the shortest sleep between two
+        looks at a store."""
         self._kinds = list(kinds)
         self.settle = settle
         self.timeout = timeout
         self._poll = poll
         self._cond = threading.Condition()
-        self._reading = False  # a round's consistent reads are in flight
+        self._reading = False  # a round's reads are in flight
         self._latest: _Round | None = None
-        # The kinds' reads run side by side: a round costs the slowest read, not their sum.
-        self._pool = ThreadPoolExecutor(max(1, len(self._kinds) - 1), thread_name_prefix="freshness")
+        # The other kinds' reads run side by side: after the anchor, a round costs the slowest of them.
+        self._pool = ThreadPoolExecutor(max(1, len(self._kinds) - 2), thread_name_prefix="freshness")
         self.rounds = 0
         self._changed = threading.Condition()
         self._changes = 0  # stores' moves announced by note_change
@@ -131,7 +147,7 @@ class FreshnessBarrier:
                     ROUNDS.inc()
                     break
                 if not self._cond.wait(max(0.0, deadline - time.monotonic())):
-                    raise TimeoutError(f"no consistent read of the API server finished within {self.timeout:.1f}s")
+                    raise TimeoutError(f"no read of the API server finished within {self.timeout:.1f}s")
         if own is not None:
             self._run(own)
         elif not latest.done.wait(max(0.0, deadline - time.monotonic())):
@@ -157,9 +173,13 @@ class FreshnessBarrier:
             round_.done.set()
 
     def _read_targets(self) -> list[tuple[ServerState, RvSource]]:
-        first, *rest = self._kinds
-        others = [(self._pool.submit(read), store) for read, store in rest]
-        targets = [(first[0](), first[1])]
+        (anchor_read, anchor_store), *rest = self._kinds
+        anchor = anchor_read(None)
+        if not rest:
+            return [(anchor, anchor_store)]
+        (own_read, own_store), *pooled = rest  # this thread reads one of them itself
+        others = [(self._pool.submit(read, anchor.resource_version), store) for read, store in pooled]
+        targets = [(anchor, anchor_store), (own_read(anchor.resource_version), own_store)]
         targets += [(future.result(), store) for future, store in others]
         return targets
 

@@ -1,11 +1,11 @@
 """A `ClusterView` answered from informer caches: the webhook's default (`--no-cache` reads live).
 
-It turns a validation into in-memory work: one consistent LIST of one item per cached kind and
-judgement (shared by concurrent requests) and index lookups, instead of listing every Node, NodeState
-and policy per request (seconds at 5,000 nodes; even the 200 peer policies alone are a 190 kB LIST
-whose decoding and parsing cost more than the whole judgement). `fresh()` is the read-your-writes
-barrier of `sriovop.webhook.freshness`: a policy created right after a NodeState, a Node's labels or a
-peer policy changed is judged on the new state (exactly for creates and deletes, within that barrier's
+It turns a validation into in-memory work: one LIST of one item per cached kind and judgement
+(shared by concurrent requests) and index lookups, instead of listing every Node, NodeState and
+policy per request (seconds at 5,000 nodes; even the 200 peer policies alone are a 190 kB LIST whose
+decoding and parsing cost more than the whole judgement). `fresh()` is the read-your-writes barrier
+of `sriovop.webhook.freshness`: a policy created right after a NodeState, a Node's labels or a peer
+policy changed is judged on the new state (exactly for creates and deletes, within that barrier's
 documented settle window for updates; `--no-cache` reads everything live). Nodes are indexed by
 `key=value` label, NodeStates by name; peer policies are the cache's frozen objects, so their parsed
 form is memoised until they change. NADs are read live: a pod is usually created right after its
@@ -15,7 +15,7 @@ network.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -27,9 +27,9 @@ from sriovop.policyrules.view import VIEW_SERIALS
 from sriovop.runtime import kinds as core_kinds
 from sriovop.runtime.cache import FuncHandler, InformerFactory
 from sriovop.runtime.client import Client
-from sriovop.runtime.errors import NotFound
+from sriovop.runtime.errors import NotFound, ServerError
 from sriovop.webhook.cluster_view import Obj, SupportedNicSource, configmap_fetcher, label_pairs, select_indexed
-from sriovop.webhook.freshness import FreshnessBarrier, ServerState
+from sriovop.webhook.freshness import FreshnessBarrier, KindRead, ServerState
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +38,31 @@ LABEL_INDEX = "labels"
 #: Defaults of `sriovop webhook --cache-settle / --cache-timeout` (seconds).
 DEFAULT_SETTLE = 0.005
 DEFAULT_BARRIER_TIMEOUT = 5.0
+
+
+def _resource_version_too_large(exc: ServerError) -> bool:
+    """The 504 a watch cache answers when it did not reach the asked resourceVersion in time."""
+    return exc.code == 504 and any(cause.get("reason") == "ResourceVersionTooLarge" for cause in exc.causes)
+
+
+def kind_read(client: Client, kind: Any, namespace: str | None) -> KindRead:
+    """The barrier's read of `kind`: a resourceVersion at or after the API server's current one (`at`
+    None) or at or after `at`, and the kind's count there, through a LIST of at most one item answered
+    once that kind's watch cache has caught up. Should the cache not catch up with `at` within the
+    server's wait, a consistent LIST instead (kube-apiserver's own fallback for consistent reads)."""
+
+    def read(at: str | None) -> ServerState:
+        try:
+            page = client.list_page(kind, namespace, limit=1, resource_version=at,
+                                    resource_version_match="NotOlderThan" if at else None)
+        except ServerError as exc:
+            if at is None or not _resource_version_too_large(exc):
+                raise
+            log.info("freshness_read_fell_back", kind=kind.kind, resource_version=at, error=str(exc))
+            page = client.list_page(kind, namespace, limit=1)
+        return ServerState(page.resource_version, page.total())
+
+    return read
 
 
 class _StatesByName(Mapping[str, Obj]):
@@ -83,10 +108,11 @@ class InformerClusterView:
         self._states_by_name = _StatesByName(self._states.store, namespace)
         self._selections = SelectionMemo()
         self._serial = next(VIEW_SERIALS)
+        # Policies first: the anchor read is the consistent one, whose server cost grows with the kind.
         self.barrier = FreshnessBarrier(
-            [(self._current_rv(core_kinds.NODE, None), self._nodes.store),
-             (self._current_rv(kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store),
-             (self._current_rv(kinds.SRIOV_NETWORK_NODE_POLICY, namespace), self._policies.store)],
+            [(kind_read(client, kinds.SRIOV_NETWORK_NODE_POLICY, namespace), self._policies.store),
+             (kind_read(client, core_kinds.NODE, None), self._nodes.store),
+             (kind_read(client, kinds.SRIOV_NETWORK_NODE_STATE, namespace), self._states.store)],
             settle=settle, timeout=barrier_timeout)
         moved = FuncHandler(add=lambda _obj, _initial: self.barrier.note_change(),
                             update=lambda _old, _new: self.barrier.note_change(),
@@ -94,15 +120,6 @@ class InformerClusterView:
         for informer in (self._nodes, self._states, self._policies):
             informer.add_event_handler(moved)
 
-    def _current_rv(self, kind: Any, namespace: str | None) -> Callable[[], ServerState]:
-        """The API server's current resourceVersion and count of `kind`, through a consistent (quorum)
-        LIST of at most one item: answered once that kind's watch cache has caught up with etcd."""
-
-        def read() -> ServerState:
-            page = self._client.list_page(kind, namespace, limit=1)
-            return ServerState(page.resource_version, page.total())
-
-        return read
 
     def _reload_nics(self, cm: Mapping[str, Any]) -> None:
         data = cm.get("data")

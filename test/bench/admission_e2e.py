@@ -19,9 +19,9 @@ per admission <= 2.5 ms (`webhook_cpu_ms_per_admission_<N>_nodes`, against FB's 
 issue 15's 20 ms for the added p99 is below what FB adds by itself). Where the time goes, from the
 same run: the webhook's own mean time per review and per freshness-barrier wait (its /metrics), and
 the barrier alone (`barrier_alone`: the read-your-writes cost on this API server, nothing judged), and
-one consistent read alone per kind (`consistent_read_alone`: what kube-apiserver itself charges for a
-fresh read), and the CPU each create costs by process and side (8 clients saturate two cores, so
-latency follows CPU per create).
+the barrier's two kinds of read alone per kind (`reads_alone`: latency and what kube-apiserver and
+etcd charge for a consistent read and for a read at a known resourceVersion), and the CPU each
+create costs by process and side (8 clients saturate two cores, so latency follows CPU per create).
 
     .venv/bin/python test/bench/admission_e2e.py [--nodes 500,2000,5000] [--policies 200] [--rounds 5] [--quick]
 """
@@ -226,22 +226,37 @@ def barrier_alone(client: Client, clients_n: int, waits: int = 40) -> dict[str, 
             "p99_ms": round(percentile(latencies, 0.99) * 1000, 2), "waits": len(latencies), "rounds": rounds}
 
 
-def consistent_read_alone(client: Client, reads: int = 40) -> dict[str, dict[str, float]]:
-    """What kube-apiserver charges for one read-your-writes read, by itself: per cached kind, the
-    consistent `limit=1` LIST the barrier sends, one thread, nothing else in flight. It is the part of
-    the barrier no webhook code can remove (the rest is the settle time and waiting for CPU). No
-    resourceVersion "0" read beside it: the watch cache ignores `limit` there and returns every item,
-    which is other work, not a cheaper way to the same answer."""
+def reads_alone(client: Client, server_pids: dict[str, int], reads: int = 40,
+                rounds: int = 5) -> dict[str, dict[str, float]]:
+    """What kube-apiserver (and etcd) charge for one read of the freshness barrier, by itself: per
+    cached kind, the consistent `limit=1` LIST the barrier sends for its anchor, and the same LIST at a
+    resourceVersion read just before (`resourceVersionMatch=NotOlderThan`, what it sends for the other
+    kinds), interleaved in `rounds` rounds of `reads` reads each, one thread, nothing else in flight.
+    p50 latency over every read; server CPU (kube-apiserver + etcd, clock ticks: 0.25 ms resolution at
+    40 reads) per read, median of the rounds. The consistent read first asks etcd for its current
+    revision (a one-item LIST over the kind's key range); the other is answered from the watch cache
+    alone. No resourceVersion "0" read beside them: the watch cache ignores `limit` there and returns
+    every item, which is other work, not a cheaper way to the answer."""
+    anchor_rv = client.list_page(kinds.SRIOV_NETWORK_NODE_POLICY, NS, limit=1).resource_version
     out: dict[str, dict[str, float]] = {}
     for name, kind, namespace in (("nodes", core.NODE, None), ("nodestates", kinds.SRIOV_NETWORK_NODE_STATE, NS),
                                   ("policies", kinds.SRIOV_NETWORK_NODE_POLICY, NS)):
-        took: list[float] = []
-        for _ in range(reads):
-            start = time.perf_counter()
-            client.list_page(kind, namespace, limit=1)
-            took.append(time.perf_counter() - start)
-        out[name] = {"p50_ms": round(percentile(took, 0.5) * 1000, 2),
-                     "p99_ms": round(percentile(took, 0.99) * 1000, 2)}
+        took: dict[str, list[float]] = {"consistent": [], "not_older_than": []}
+
+        def side(how: str, kind: Any = kind, namespace: str | None = namespace,
+                 took: dict[str, list[float]] = took) -> float:
+            at, match = (None, None) if how == "consistent" else (anchor_rv, "NotOlderThan")
+            before = sum(benchlib.cpu_seconds(pid) for pid in server_pids.values())
+            for _ in range(reads):
+                start = time.perf_counter()
+                client.list_page(kind, namespace, limit=1, resource_version=at, resource_version_match=match)
+                took[how].append(time.perf_counter() - start)
+            return (sum(benchlib.cpu_seconds(pid) for pid in server_pids.values()) - before) / reads
+
+        cpu = benchlib.interleave({how: partial(side, how) for how in took}, rounds)
+        for how, samples in took.items():
+            out[f"{name}_{how}"] = {"p50_ms": round(percentile(samples, 0.5) * 1000, 2),
+                                    "server_cpu_ms": round(Stat.of(cpu[how]).median * 1000, 3)}
     return out
 
 
@@ -300,7 +315,7 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
             rss = benchlib.rss_kib(hook.pid())
             inside = hook.mean_seconds()
             barrier = barrier_alone(client, clients_n)
-            reads = consistent_read_alone(client)
+            reads = reads_alone(client, {"kube-apiserver": cp.apiserver.pid, "etcd": cp.etcd.pid})
         finally:
             for server in servers.values():
                 with contextlib.suppress(BaseException):
@@ -338,7 +353,7 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
         # judgement waiting for the freshness barrier (one consistent read per cached kind + settle time).
         "webhook_inside_mean_ms": {k: round(v * 1000, 2) for k, v in inside.items()},
         "freshness_barrier_alone": barrier,
-        "consistent_read_alone": reads,
+        "reads_alone": reads,
     }
 
 
@@ -378,9 +393,9 @@ def main() -> None:
                  f"(a server allowing everything unjudged) adds {r['floor_added_p99_ms']} ms, with the "
                  f"read-your-writes barrier {r['floor_with_barrier_added_p99_ms']} ms; the freshness "
                  f"barrier alone (8 threads) p50 {r['freshness_barrier_alone']['p50_ms']} ms, p99 "
-                 f"{r['freshness_barrier_alone']['p99_ms']} ms; one consistent limit=1 LIST alone (the "
-                 f"barrier's read, 1 thread) p50 by kind "
-                 + ", ".join(f"{k} {v['p50_ms']} ms" for k, v in r["consistent_read_alone"].items())
+                 f"{r['freshness_barrier_alone']['p99_ms']} ms; the barrier's limit=1 LISTs alone (1 thread) "
+                 f"p50 / server CPU per read by kind and read "
+                 + ", ".join(f"{k} {v['p50_ms']} / {v['server_cpu_ms']} ms" for k, v in r["reads_alone"].items())
                  + "; CPU ms per create (all processes): "
                  + ", ".join(f"{side} {sum(by.values()):.2f}" for side, by in r["cpu_ms_per_create"].items())
                  + f"; barrier rounds per create {r['freshness_rounds_per_create']}"))

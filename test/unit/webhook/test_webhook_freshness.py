@@ -1,7 +1,8 @@
 """The read-your-writes barrier of the webhook's informer view, with fake stores (no API server).
 
 Each store stands for one informer; its `resource_version` is what that informer last applied and its
-length how many objects it holds. Each read stands for the consistent LIST of one kind."""
+length how many objects it holds. Each read stands for the LIST of one kind: consistent for the
+first kind (called with None), at the first kind's resourceVersion for the others."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def at(rv: str, count: int | None = None) -> ServerState:
 
 def test_waits_until_a_lagging_cache_applies_the_current_resource_version() -> None:
     store = FakeStore("10")
-    barrier = FreshnessBarrier([(lambda: at("20"), store)], settle=5.0, timeout=10.0)
+    barrier = FreshnessBarrier([(lambda _at: at("20"), store)], settle=5.0, timeout=10.0)
 
     def catch_up() -> None:  # as an informer does: apply, then its handler announces the move
         time.sleep(0.05)
@@ -49,7 +50,7 @@ def test_a_store_that_moves_unannounced_is_seen_once_the_settle_time_is_up() -> 
     # A bookmark moves a store's resourceVersion without an event: no handler announces it, and the
     # round sees it at its next look, which the settle time bounds.
     store = FakeStore("10", count=1)
-    barrier = FreshnessBarrier([(lambda: at("20", 2), store)], settle=0.2, timeout=30.0)
+    barrier = FreshnessBarrier([(lambda _at: at("20", 2), store)], settle=0.2, timeout=30.0)
 
     def bookmark() -> None:
         time.sleep(0.05)
@@ -73,14 +74,14 @@ def test_a_round_sleeps_between_looks_instead_of_polling() -> None:
                 looks.append(1)
             return super().__getattribute__(name)
 
-    barrier = FreshnessBarrier([(lambda: at("20", 1), CountingStore("10", count=1))], settle=0.3, timeout=30.0)
+    barrier = FreshnessBarrier([(lambda _at: at("20", 1), CountingStore("10", count=1))], settle=0.3, timeout=30.0)
     barrier.wait()
     assert len(looks) <= 4, len(looks)  # polling every 0.5 ms would look about 600 times
 
 
 def test_an_idle_cache_counts_as_caught_up_after_the_settle_time() -> None:
     busy, idle = FakeStore("30"), FakeStore("7")
-    barrier = FreshnessBarrier([(lambda: at("30"), busy), (lambda: at("30"), idle)], settle=0.05, timeout=10.0)
+    barrier = FreshnessBarrier([(lambda _at: at("30"), busy), (lambda _at: at("30"), idle)], settle=0.05, timeout=10.0)
     started = time.monotonic()
     barrier.wait()
     assert 0.05 <= time.monotonic() - started < 5.0
@@ -91,7 +92,7 @@ def test_a_create_whose_event_arrives_long_after_the_settle_time_is_waited_for()
     # peer created at 40 is in flight. Quiet for far longer than `settle`, the store may not count as
     # caught up until that event is applied (here 0.5 s later, 50 settle times).
     store = FakeStore("30", count=2)
-    barrier = FreshnessBarrier([(lambda: at("40", 3), store)], settle=0.01, timeout=30.0)
+    barrier = FreshnessBarrier([(lambda _at: at("40", 3), store)], settle=0.01, timeout=30.0)
     applied: list[float] = []
 
     def late_event() -> None:
@@ -110,7 +111,7 @@ def test_a_delete_whose_event_is_late_is_waited_for_even_once_the_kind_is_quiet(
     # Count matters in both directions, and a store at the right count is then released by the settle
     # rule alone (the kind's later events are not needed).
     store = FakeStore("30", count=5)
-    barrier = FreshnessBarrier([(lambda: at("40", 4), store)], settle=0.01, timeout=30.0)
+    barrier = FreshnessBarrier([(lambda _at: at("40", 4), store)], settle=0.01, timeout=30.0)
 
     def late_delete() -> None:
         time.sleep(0.3)
@@ -123,7 +124,7 @@ def test_a_delete_whose_event_is_late_is_waited_for_even_once_the_kind_is_quiet(
 
 
 def test_a_missing_event_times_out_naming_the_counts() -> None:
-    barrier = FreshnessBarrier([(lambda: at("40", 3), FakeStore("30", count=2))], settle=0.01, timeout=0.3)
+    barrier = FreshnessBarrier([(lambda _at: at("40", 3), FakeStore("30", count=2))], settle=0.01, timeout=0.3)
     with pytest.raises(TimeoutError, match="holds 2 of 3 objects"):
         barrier.wait()
 
@@ -140,7 +141,7 @@ def test_a_cache_that_keeps_moving_below_r_is_waited_for_and_then_times_out() ->
             time.sleep(0.01)
 
     threading.Thread(target=trickle, daemon=True).start()
-    barrier = FreshnessBarrier([(lambda: at("100"), store)], settle=0.2, timeout=0.3)
+    barrier = FreshnessBarrier([(lambda _at: at("100"), store)], settle=0.2, timeout=0.3)
     try:
         with pytest.raises(TimeoutError, match="did not catch up with resourceVersion 100"):
             barrier.wait()
@@ -152,7 +153,7 @@ def test_concurrent_callers_share_rounds() -> None:
     calls = []
     store = FakeStore("5")
 
-    def current() -> ServerState:
+    def current(_at: str | None) -> ServerState:
         calls.append(1)
         time.sleep(0.05)  # a slow consistent read: callers pile up behind it
         return at("5")
@@ -168,7 +169,7 @@ def test_concurrent_callers_share_rounds() -> None:
 
 
 def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
-    def broken() -> ServerState:
+    def broken(_at: str | None) -> ServerState:
         raise TimeoutError("api server unreachable")
 
     barrier = FreshnessBarrier([(broken, FakeStore("1"))], settle=0.0, timeout=1.0)
@@ -176,16 +177,27 @@ def test_a_failed_consistent_read_fails_the_callers_of_that_round() -> None:
         barrier.wait()
 
 
-def test_the_kinds_are_read_side_by_side() -> None:
+def test_the_anchor_is_read_consistently_and_the_other_kinds_side_by_side_at_its_resource_version() -> None:
+    anchor_done = threading.Event()
+    asked: list[str | None] = []
     together = threading.Barrier(3, timeout=30)  # passes only if all three reads are in flight at once
 
-    def read() -> ServerState:
-        together.wait()
-        return at("1")
+    def anchor(at_: str | None) -> ServerState:
+        asked.append(at_)
+        anchor_done.set()
+        return at("17")
 
-    barrier = FreshnessBarrier([(read, FakeStore("1")) for _ in range(3)], settle=0.0, timeout=60.0)
-    barrier.wait()  # a read made one after another would break the Barrier and fail this round
+    def follower(at_: str | None) -> ServerState:
+        assert anchor_done.is_set()  # read after the anchor, with what it returned
+        asked.append(at_)
+        together.wait()
+        return at("18")
+
+    kinds = [(anchor, FakeStore("17"))] + [(follower, FakeStore("18")) for _ in range(3)]
+    barrier = FreshnessBarrier(kinds, settle=0.0, timeout=60.0)
+    barrier.wait()  # followers read one after another would break the Barrier and fail this round
     barrier.close()
+    assert asked == [None, "17", "17", "17"]
 
 
 def test_a_caller_arriving_during_a_round_does_not_wait_for_that_rounds_settle_time() -> None:
@@ -194,7 +206,7 @@ def test_a_caller_arriving_during_a_round_does_not_wait_for_that_rounds_settle_t
     release_first = threading.Event()
     first_read_end: list[float] = []
 
-    def current() -> ServerState:
+    def current(_at: str | None) -> ServerState:
         reads.append(time.monotonic())
         if len(reads) == 1:
             first_reading.set()
@@ -225,7 +237,7 @@ def test_every_wait_is_observed_in_the_freshness_histogram() -> None:
         return REGISTRY.get_sample_value("sriovop_webhook_freshness_wait_seconds_count") or 0.0
 
     before = count()
-    barrier = FreshnessBarrier([(lambda: at("3"), FakeStore("3"))], settle=0.0, timeout=5.0)
+    barrier = FreshnessBarrier([(lambda _at: at("3"), FakeStore("3"))], settle=0.0, timeout=5.0)
     barrier.wait()
     barrier.wait()
     assert count() - before == 2
