@@ -24,6 +24,11 @@ class ApiError(Exception):
     def causes(self) -> list[dict[str, Any]]:
         return list((self.status.get("details") or {}).get("causes") or [])
 
+    @property
+    def resource_version_too_large(self) -> bool:
+        """The server's cache had not reached the resourceVersion asked for within its wait."""
+        return any(c.get("reason") == "ResourceVersionTooLarge" for c in self.causes)
+
 
 class BadRequest(ApiError):
     pass

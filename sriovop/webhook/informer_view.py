@@ -40,11 +40,6 @@ DEFAULT_SETTLE = 0.005
 DEFAULT_BARRIER_TIMEOUT = 5.0
 
 
-def _resource_version_too_large(exc: ServerError) -> bool:
-    """The 504 a watch cache answers when it did not reach the asked resourceVersion in time."""
-    return exc.code == 504 and any(cause.get("reason") == "ResourceVersionTooLarge" for cause in exc.causes)
-
-
 def kind_read(client: Client, kind: Any, namespace: str | None) -> KindRead:
     """The barrier's read of `kind`: a resourceVersion at or after the API server's current one (`at`
     None) or at or after `at`, and the kind's count there, through a LIST of at most one item answered
@@ -56,7 +51,8 @@ def kind_read(client: Client, kind: Any, namespace: str | None) -> KindRead:
             page = client.list_page(kind, namespace, limit=1, resource_version=at,
                                     resource_version_match="NotOlderThan" if at else None)
         except ServerError as exc:
-            if at is None or not _resource_version_too_large(exc):
+            # The 504 a watch cache answers when it did not reach `at` in time.
+            if at is None or exc.code != 504 or not exc.resource_version_too_large:
                 raise
             log.info("freshness_read_fell_back", kind=kind.kind, resource_version=at, error=str(exc))
             page = client.list_page(kind, namespace, limit=1)

@@ -237,19 +237,22 @@ def reads_alone(client: Client, server_pids: dict[str, int], reads: int = 40,
     revision (a one-item LIST over the kind's key range); the other is answered from the watch cache
     alone. No resourceVersion "0" read beside them: the watch cache ignores `limit` there and returns
     every item, which is other work, not a cheaper way to the answer."""
+    from sriovop.webhook.freshness import KindRead
+    from sriovop.webhook.informer_view import kind_read
+
     anchor_rv = client.list_page(kinds.SRIOV_NETWORK_NODE_POLICY, NS, limit=1).resource_version
     out: dict[str, dict[str, float]] = {}
     for name, kind, namespace in (("nodes", core.NODE, None), ("nodestates", kinds.SRIOV_NETWORK_NODE_STATE, NS),
                                   ("policies", kinds.SRIOV_NETWORK_NODE_POLICY, NS)):
         took: dict[str, list[float]] = {"consistent": [], "not_older_than": []}
 
-        def side(how: str, kind: Any = kind, namespace: str | None = namespace,
+        def side(how: str, read: KindRead = kind_read(client, kind, namespace),
                  took: dict[str, list[float]] = took) -> float:
-            at, match = (None, None) if how == "consistent" else (anchor_rv, "NotOlderThan")
+            at = None if how == "consistent" else anchor_rv
             before = sum(benchlib.cpu_seconds(pid) for pid in server_pids.values())
             for _ in range(reads):
                 start = time.perf_counter()
-                client.list_page(kind, namespace, limit=1, resource_version=at, resource_version_match=match)
+                read(at)  # exactly the barrier's read
                 took[how].append(time.perf_counter() - start)
             return (sum(benchlib.cpu_seconds(pid) for pid in server_pids.values()) - before) / reads
 

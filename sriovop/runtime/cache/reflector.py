@@ -50,7 +50,7 @@ def _is_expired(exc: ApiError) -> bool:
         return True
     if "too large resource version" in exc.message.lower():
         return True
-    return any(c.get("reason") == "ResourceVersionTooLarge" for c in exc.causes)
+    return exc.resource_version_too_large
 
 
 class Reflector:
