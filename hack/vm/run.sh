@@ -72,13 +72,19 @@ ACCEL=$("$HERE/probe-kvm.sh" "$ACCEL" "$KERNEL" "$INITRD")
 # Intel's vendor string: the IOMMU is QEMU's intel-iommu, and the config daemon picks the IOMMU kernel
 # arguments by CPU vendor (intel_iommu=on only for GenuineIntel), as upstream does.
 CPU=${SRIOVOP_VM_CPU:-max,vendor=GenuineIntel}; [ "$ACCEL" = kvm ] && CPU=host
+# Under TCG an idle vCPU can miss the kick that should wake it for its timer (seen beside two CPU hogs:
+# vCPU 0 idle, "rcu_preempt kthread timer wakeup didn't happen" for a minute, then every task waiting on
+# RCU hung for good). With the periodic tick (nohz=off) an idle vCPU still takes a timer interrupt every
+# tick, so a lost kick costs one tick. It is QEMU's platform argument, appended to whatever line the boot
+# loader gives (--cmdline), as firmware would; the guest's tests compare argument sets, not lines.
+PLATFORM_ARGS=; [ "$ACCEL" = tcg ] && PLATFORM_ARGS=" nohz=off"
 
 # -nodefaults: no VGA/IDE/default NIC; romfile= on the NICs skips iPXE option ROMs (seconds under TCG).
 args=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodefaults -display none
       -serial stdio -no-reboot
       -qmp "unix:$JOB/qmp.sock,server=on,wait=off"
       -kernel "$KERNEL" -initrd "$INITRD"
-      -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on iommu=pt}}"
+      -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on iommu=pt}}$PLATFORM_ARGS"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap"
       -virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=modules,security_model=none,readonly=on")
