@@ -13,7 +13,8 @@
 #   --hostname NAME          guest hostname (default sriovop-e2e)
 #   --iommu                  add an emulated Intel IOMMU (and intel_iommu=on iommu=pt, the arguments the config
 #                            daemon wants for vfio-pci, unless --cmdline is given) so VFs can be bound to vfio-pci
-#   --cmdline LINE           the whole kernel command line (what a boot loader read from the boot entry)
+#   --cmdline LINE           the kernel command line a boot loader read from the boot entry (under TCG
+#                            nohz=off is appended: an idle vCPU that misses a timer wake-up loses a tick)
 #   --persist DIR            read-write share that outlives the guest: DIR/boot is the guest's /boot and
 #                            DIR/state its /etc/sriov-operator (boot entries, operator state across "reboots")
 # Exit: the guest command's code; 124 on timeout; 125 when the guest gave no exit code.

@@ -155,7 +155,7 @@ class GuestVM:
         self.accel = accel
         self.hostname = hostname
         self.iommu = iommu
-        #: The whole kernel command line (a boot loader's choice); None: run.sh's default.
+        #: The kernel command line a boot loader chose (run.sh appends nohz=off under TCG); None: run.sh's default.
         self.cmdline = cmdline
         #: Directory whose boot/ and state/ are the guest's /boot and /etc/sriov-operator (see vm_boot.py).
         self.persist = persist
