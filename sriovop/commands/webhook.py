@@ -79,7 +79,7 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     from sriovop.webhook.control_switches import ControlSwitches, split_keys
     from sriovop.webhook.handler import AdmissionHandler
     from sriovop.webhook.informer_view import InformerClusterView
-    from sriovop.webhook.server import WebhookServer, tune_process
+    from sriovop.webhook.server import WebhookServer
     from sriovop.webhook.settings import WebhookSettings
     from sriovop.webhook.switches_source import WatchedSwitches
     from sriovop.webhook.tls import CertReloader, server_ssl_context
@@ -121,9 +121,6 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
         server = WebhookServer((bind_address, port), AdmissionHandler(view, settings, switches), ssl_context)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {exc}") from None
-
-
-    tune_process()
     reloader = CertReloader(ssl_context, tls_cert_file, tls_private_key_file, interval=tls_reload_interval)
     reloader.start()
     SERVED_CERTIFICATE.watch(tls_cert_file)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,7 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sriovop.webhook.handler import AdmissionHandler
 from sriovop.webhook.tls import server_ssl_context
 
-__all__ = ["MAX_BODY_BYTES", "WebhookServer", "server_ssl_context", "tune_process"]
+__all__ = ["MAX_BODY_BYTES", "WebhookServer", "server_ssl_context"]
 
 log = structlog.get_logger(__name__)
 
@@ -31,12 +30,6 @@ DRAIN_LIMIT_BYTES = 16 * 1024 * 1024
 READYZ_PATH = "/readyz"
 METRICS_PATH = "/metrics"
 HEALTHZ_PATH = "/healthz"
-
-
-def tune_process() -> None:
-    """Shorter GIL hand-offs: requests are ~1 ms of Python each, and with the default 5 ms switch
-    interval one busy handler thread makes every other in-flight request wait behind it."""
-    sys.setswitchinterval(0.0005)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sriovop.webhook.server import WebhookServer, server_ssl_context, tune_process
+from sriovop.webhook.server import WebhookServer, server_ssl_context
 
 #: The benchmark's registration probe: denied, so the benchmark can tell when this server is called.
 PROBE = "probe"
@@ -55,7 +55,6 @@ def main() -> None:
     parser.add_argument("--barrier", action="store_true",
                         help="wait for the webhook caches' read-your-writes barrier before a validating answer")
     args = parser.parse_args()
-    tune_process()
     fresh = None
     if args.barrier:
         from sriovop.runtime.client import Client

@@ -39,7 +39,7 @@ import structlog  # noqa: E402
 from sriovop.devcluster.certs import CertificateAuthority  # noqa: E402
 from sriovop.webhook.cluster_view import StaticClusterView  # noqa: E402
 from sriovop.webhook.handler import VALIDATING_PATH, AdmissionHandler  # noqa: E402
-from sriovop.webhook.server import WebhookServer, server_ssl_context, tune_process  # noqa: E402
+from sriovop.webhook.server import WebhookServer, server_ssl_context  # noqa: E402
 from sriovop.webhook.settings import WebhookSettings  # noqa: E402
 from test.support.webhook_objects import (  # noqa: E402
     NICS,
@@ -90,7 +90,6 @@ def _serve(mode: str, ns: str, kubeconfig: str | None, cert: str, key: str, port
         else:
             view = ClientClusterView(client, ns)
     server = WebhookServer(("127.0.0.1", 0), AdmissionHandler(view, settings), server_ssl_context(cert, key))
-    tune_process()  # as `sriovop webhook` does
     port_q.put(server.port)
     server.serve_forever()
 
