@@ -78,6 +78,8 @@ CPU=${SRIOVOP_VM_CPU:-max,vendor=GenuineIntel}; [ "$ACCEL" = kvm ] && CPU=host
 # RCU hung for good). With the periodic tick (nohz=off) an idle vCPU still takes a timer interrupt every
 # tick, so a lost kick costs one tick. It is QEMU's platform argument, appended to whatever line the boot
 # loader gives (--cmdline), as firmware would; the guest's tests compare argument sets, not lines.
+# It does not help when vCPU 0 halts with the timer vector stuck in its LAPIC's in-service register
+# (a lost EOI; README.md, "Known problem").
 PLATFORM_ARGS=; [ "$ACCEL" = tcg ] && PLATFORM_ARGS=" nohz=off"
 
 # -nodefaults: no VGA/IDE/default NIC; romfile= on the NICs skips iPXE option ROMs (seconds under TCG).
