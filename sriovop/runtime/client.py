@@ -175,8 +175,7 @@ class Client:
             cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, config.max_connections)
         self._pool: urllib3.PoolManager = _pool_manager(cfg)
         self._host = config.host
-        self._direct = _host_pool(self._pool, self._host)
-        self._prefix = urllib3.util.parse_url(self._host).path or ""
+        self._route = _route(self._pool, self._host)
         self._timeout = urllib3.Timeout(connect=config.connect_timeout, read=config.read_timeout)
         self._lock = threading.Lock()
 
@@ -212,16 +211,12 @@ class Client:
         timeout = self._timeout if read_timeout is None else urllib3.Timeout(
             connect=self.config.connect_timeout, read=read_timeout)
         try:
-            headers = self._headers(content_type if payload is not None else None)
-            direct = self._direct
-            if direct is not None:
-                resp = direct.urlopen(method, self._prefix + target, body=payload, headers=headers, timeout=timeout,
-                                      retries=False, preload_content=not stream, redirect=False,
-                                      assert_same_host=False)
-            else:
-                resp = self._pool.urlopen(method, self._host + target, body=payload, headers=headers,
-                                          timeout=timeout, retries=False, preload_content=not stream,
-                                          redirect=False)
+            opener, base = self._route
+            resp = opener.urlopen(
+                method, base + target, body=payload,
+                headers=self._headers(content_type if payload is not None else None),
+                timeout=timeout, retries=False, preload_content=not stream, redirect=False,
+            )
         except NewConnectionError as exc:
             raise ConnectionFailed(f"{method} {path}: cannot connect: {exc}",
                                    refused="refused" in str(exc).lower()) from exc
@@ -414,7 +409,7 @@ class Client:
         return self._json("DELETE", kind.object_path(name, namespace), body=opts)
 
     def close(self) -> None:
-        self._direct = None  # closed with the others: a later request gets a new pool from the manager
+        self._route = (self._pool, self._host)  # the pool closes with the others: a later request gets a new one
         self._pool.clear()
 
 
@@ -482,15 +477,20 @@ class DelegatingClient:
         return self._reader(kind).list(kind, namespace, label_selector, field_selector)
 
 
-def _host_pool(manager: urllib3.PoolManager, host: str) -> urllib3.HTTPConnectionPool | None:
-    """The manager's connection pool for the API server, used directly: a client talks to one host, and
-    the manager's URL parsing and pool lookup per request cost about 50 us of the 330 us of CPU a
-    one-item LIST takes (`client_request_cpu_us_one_item_list` in test/bench/runtime_informer.py).
-    None where only the manager can send the request: a forward proxy for plain HTTP wants absolute
-    URLs."""
-    if isinstance(manager, urllib3.ProxyManager) and urllib3.util.parse_url(host).scheme == "http":
-        return None
-    return manager.connection_from_url(host)
+Route = tuple[urllib3.PoolManager | urllib3.HTTPConnectionPool, str]
+
+
+def _route(manager: urllib3.PoolManager, host: str) -> Route:
+    """What sends a request and what precedes its path: the manager's connection pool for the API
+    server and the server's path prefix. A client talks to one host, and the manager's URL parsing and
+    pool lookup per request cost about 50 us of the 330 us of CPU a one-item LIST takes
+    (`client_request_cpu_us_one_item_list` in test/bench/runtime_informer.py). The manager itself and
+    the whole URL where only it can send the request: a forward proxy for plain HTTP wants absolute URLs.
+    One tuple, so a request racing `close()` never pairs one route's sender with the other's base."""
+    url = urllib3.util.parse_url(host)
+    if isinstance(manager, urllib3.ProxyManager) and url.scheme == "http":
+        return manager, host
+    return manager.connection_from_url(host), url.path or ""
 
 
 def _pool_manager(cfg: Any) -> urllib3.PoolManager:
