@@ -74,3 +74,18 @@ def is_full_drain(node_request: str) -> bool:
 def occupies_slot(current: str | None) -> bool:
     """Whether a NodeState counts against its pool's maxUnavailable."""
     return current in (consts.DRAINING, consts.DRAIN_COMPLETE)
+
+
+def settled(node: Mapping[str, Any], node_state: Mapping[str, Any]) -> bool:
+    """Whether a reconcile given this Node and NodeState would read nothing more and write nothing:
+    the NodeState is left to an external drainer, or both carry their annotations, no drain is asked
+    for or under way (`decide` says NOTHING), and no stale drain-blocked-by annotation is left to
+    remove. The drain controller asks this of its cache before it reads the pair from the server."""
+    if uses_external_drainer(node_state):
+        return True
+    if any(missing_annotations(node, node_state)):
+        return False
+    request = str(annotation(node, consts.NODE_DRAIN_ANNOTATION))
+    if decide(request, str(annotation(node_state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT))) is not Action.NOTHING:
+        return False
+    return not (request == consts.DRAIN_IDLE and annotation(node_state, DRAIN_BLOCKED_BY_ANNOTATION) is not None)
