@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import pytest
 from sriovop.host import Host
 from sriovop.host.errors import DiscoveryError
 from sriovop.host.openstack import METADATA_VERSION_DIR, OpenStackMetadata
+from test.support.loopback_http import loopback_http
 from test.support.openstack_vm import NET_A, NET_B, metadata, vm_like_host, write_mounted_config_drive
 
 
@@ -70,24 +69,11 @@ def test_config_drive_filesystem_is_mounted_read_and_unmounted(tmp_path: Path) -
 def metadata_service(meta: dict[str, Any], net: dict[str, Any]) -> Iterator[str]:
     files = {f"/{METADATA_VERSION_DIR}/meta_data.json": meta, f"/{METADATA_VERSION_DIR}/network_data.json": net}
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            return
+    def answer(path: str) -> tuple[int, bytes]:
+        return (200, json.dumps(files[path]).encode()) if path in files else (404, b"not found")
 
-        def do_GET(self) -> None:
-            body = json.dumps(files[self.path]).encode() if self.path in files else b"not found"
-            self.send_response(200 if self.path in files else 404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_http(answer) as (url, _):
+        yield url
 
 
 def test_metadata_service(tmp_path: Path) -> None:

@@ -5,9 +5,7 @@ request lines it receives (no cluster)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from kubernetes.client import Configuration
@@ -15,39 +13,16 @@ from kubernetes.client import Configuration
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.kinds import CONFIG_MAP
+from test.support.loopback_http import loopback_http
 
 LIST = {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": "7"}, "items": []}
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    seen: list[str]
-
-    def do_GET(self) -> None:
-        self.seen.append(self.path)
-        data = json.dumps(LIST).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
-    seen: list[str] = []
-    handler = type("Handler", (_Recorder,), {"seen": seen})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    body = json.dumps(LIST).encode()
+    with loopback_http(lambda path: (200, body)) as served:
+        yield served
 
 
 def _client(host: str, proxy: str | None = None) -> Client:
