@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,9 @@ class SpecWatcher:
                 stream.close()
                 return
 
-    def wait_round(self, num_vfs: int, timeout: float = 300) -> float:
+    def wait_round(self, num_vfs: int, timeout: float = 300, check: Callable[[], None] = lambda: None) -> float:
+        """`check` raises when the writer the round waits for is gone (looked at every 2 s): an operator
+        that lost its lease exits, and nobody would finish the round."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while sum(1 for n in self.names if self.num_vfs.get(n) == num_vfs) < len(self.names):
@@ -123,7 +126,8 @@ class SpecWatcher:
                 if left <= 0:
                     done = sum(1 for n in self.names if self.num_vfs.get(n) == num_vfs)
                     raise TimeoutError(f"only {done}/{len(self.names)} NodeStates reached numVfs {num_vfs}")
-                self.cond.wait(left)
+                check()
+                self.cond.wait(min(left, 2.0))
         return time.perf_counter()
 
 
@@ -211,7 +215,15 @@ class OperatorProcess:
         self.proc.stdin.write("go\n")
         self.proc.stdin.flush()
 
+    def check(self) -> None:
+        """Raises if the operator process has exited (e.g. it lost its lease under load and ended, as
+        designed): a benchmark waiting on it would otherwise wait out its whole timeout."""
+        code = self.proc.poll()
+        if code is not None:
+            raise RuntimeError(f"the operator process exited with code {code} (its log: --operator-log)")
+
     def cpu(self) -> float:
+        self.check()
         return benchlib.cpu_seconds(self.proc.pid)
 
     def wait_idle(self, quiet: float = 0.05, window: float = 1.0, timeout: float = 600) -> None:
@@ -327,7 +339,7 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None, full: bool)
                     op = OperatorProcess(sa_dir, cp.apiserver_port, writers, log, full)
                 # the operator restores the policy's numVfs on every NodeState; wait until it is idle again
                 if round_no[0] > 1:
-                    watcher.wait_round(2 * round_no[0], timeout=1800)
+                    watcher.wait_round(2 * round_no[0], timeout=1800, check=op.check)
                 op.wait_idle()
                 return took
 
@@ -339,7 +351,7 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None, full: bool)
                     client.create(SRIOV_NETWORK_NODE_POLICY, policy(num_vfs), NS)
                 else:
                     client.patch(SRIOV_NETWORK_NODE_POLICY, "all-workers", {"spec": {"numVfs": num_vfs}}, NS)
-                took = watcher.wait_round(num_vfs, timeout=1800) - t0
+                took = watcher.wait_round(num_vfs, timeout=1800, check=op.check) - t0
                 cpu["operator"].append(op.cpu() - c0)
                 op.wait_idle()
                 return took
