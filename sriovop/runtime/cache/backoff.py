@@ -6,16 +6,17 @@ capped delay into [30, 60) s); our tests and operators prefer the documented "at
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
+
+from sriovop.runtime.rand import RNG
 
 
 class Backoff:
     def __init__(
         self, initial: float = 0.8, factor: float = 2.0, jitter: float = 1.0, cap: float = 30.0,
         reset_after: float = 120.0, clock: Callable[[], float] = time.monotonic,
-        rand: Callable[[], float] = random.random,
+        rand: Callable[[], float] = RNG.random,
     ) -> None:
         self.initial = initial
         self.factor = factor

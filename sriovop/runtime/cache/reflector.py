@@ -14,7 +14,6 @@ Rules kept from client-go's reflector:
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from sriovop.runtime.errors import ApiError, ConnectionFailed, Gone, TooManyRequ
 from sriovop.runtime.heap import release_free_memory
 from sriovop.runtime.kinds import Kind
 from sriovop.runtime.objects import freeze_decoded
+from sriovop.runtime.rand import RNG
 
 log = structlog.get_logger(__name__)
 
@@ -175,7 +175,7 @@ class Reflector:
     # -- watch ---------------------------------------------------------------------------------
 
     def watch_timeout(self) -> int:
-        return random.randrange(self.min_watch_timeout, 2 * self.min_watch_timeout)
+        return RNG.randrange(self.min_watch_timeout, 2 * self.min_watch_timeout)
 
     def _watch_loop(self, stop: threading.Event) -> None:
         while not stop.is_set():

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from sriovop.runtime.leaderelection.config import JITTER_FACTOR, LeaderElectionC
 from sriovop.runtime.leaderelection.leaselock import ResourceLock
 from sriovop.runtime.leaderelection.metrics import MASTER_STATUS, SLOWPATH
 from sriovop.runtime.leaderelection.record import LeaderElectionRecord, format_micro_time
+from sriovop.runtime.rand import RNG
 
 log = structlog.get_logger(__name__)
 
@@ -207,7 +207,7 @@ class LeaderElector:
 
     def _sleep_until_retry(self, stop: threading.Event) -> None:
         period = self.config.retry_period
-        timeout = period + random.random() * JITTER_FACTOR * period
+        timeout = period + RNG.random() * JITTER_FACTOR * period
         with self._state:
             holder = self._observed.holder_identity
             if holder and holder != self.identity:
