@@ -49,6 +49,7 @@ from sriovop.controllers.drain.states import (
     missing_annotations,
     occupies_slot,
     settled,
+    stale_blocked_by,
     uses_external_drainer,
 )
 from sriovop.controllers.pool_config import REASON_POOL_CONFLICT, PoolLookupError, find_node_pool
@@ -172,7 +173,7 @@ class DrainReconciler:
         action = decide(node_request, current)
         log.debug("drain reconcile", node=req.name, request=node_request, current=current, action=action.value)
         if action is Action.NOTHING:
-            if node_request == consts.DRAIN_IDLE and annotation(state, DRAIN_BLOCKED_BY_ANNOTATION) is not None:
+            if stale_blocked_by(node_request, state):
                 self._annotate(state, {DRAIN_BLOCKED_BY_ANNOTATION: None})
             return None
         if action is Action.COMPLETE:

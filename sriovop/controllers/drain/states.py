@@ -76,6 +76,11 @@ def occupies_slot(current: str | None) -> bool:
     return current in (consts.DRAINING, consts.DRAIN_COMPLETE)
 
 
+def stale_blocked_by(node_request: str, node_state: Mapping[str, Any]) -> bool:
+    """Whether the NodeState still names a pod blocking a drain that is no longer asked for."""
+    return node_request == consts.DRAIN_IDLE and annotation(node_state, DRAIN_BLOCKED_BY_ANNOTATION) is not None
+
+
 def settled(node: Mapping[str, Any], node_state: Mapping[str, Any]) -> bool:
     """Whether a reconcile given this Node and NodeState would read nothing more and write nothing:
     the NodeState is left to an external drainer, or both carry their annotations, no drain is asked
@@ -88,4 +93,4 @@ def settled(node: Mapping[str, Any], node_state: Mapping[str, Any]) -> bool:
     request = str(annotation(node, consts.NODE_DRAIN_ANNOTATION))
     if decide(request, str(annotation(node_state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT))) is not Action.NOTHING:
         return False
-    return not (request == consts.DRAIN_IDLE and annotation(node_state, DRAIN_BLOCKED_BY_ANNOTATION) is not None)
+    return not stale_blocked_by(request, node_state)
