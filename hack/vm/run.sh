@@ -95,7 +95,7 @@ args=(-machine q35 -accel "$ACCEL_OPTS" -cpu "$CPU" -m "$MEM" -smp "$SMP" -nodef
       -serial stdio -no-reboot
       -qmp "unix:$JOB/qmp.sock,server=on,wait=off"
       -kernel "$KERNEL" -initrd "$INITRD"
-      -append "${CMDLINE:-console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on iommu=pt}}$PLATFORM_ARGS"
+      -append "${CMDLINE:-$(cat "$HERE/base-cmdline") sriovop.hostname=$HOSTNAME_${IOMMU:+ intel_iommu=on iommu=pt}}$PLATFORM_ARGS"
       -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$JOB,mount_tag=job,security_model=none,multidevs=remap"
       -virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=modules,security_model=none,readonly=on")

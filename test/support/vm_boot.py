@@ -21,12 +21,14 @@ ENTRY = "sriovop-e2e.conf"
 #: Why the daemon's reboot command is this: the guest's init.sh powers off and says so on the console.
 REBOOT_COMMAND = "sync; touch /run/job/reboot"
 REBOOT_MARK = "SRIOVOP-GUEST-REBOOT"
+#: The kernel arguments every guest boots with (hack/vm/run.sh's default line starts with the same file).
+BASE_CMDLINE = (Path(__file__).resolve().parents[2] / "hack" / "vm" / "base-cmdline").read_text().strip()
 
 
 class GuestBootDisk:
     def __init__(self, path: Path, hostname: str, extra: str = "") -> None:
         self.path = Path(path)
-        self.initial = f"console=ttyS0 panic=-1 edd=off quiet loglevel=4 sriovop.hostname={hostname} {extra}".strip()
+        self.initial = f"{BASE_CMDLINE} sriovop.hostname={hostname} {extra}".strip()
         entries = self.path / "boot" / BLS_DIR.removeprefix("boot/")
         entries.mkdir(parents=True, exist_ok=True)
         (self.path / "state").mkdir(exist_ok=True)
