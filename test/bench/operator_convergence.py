@@ -4,9 +4,11 @@ What it measures, at N nodes of a generated cluster (test/bench/clustergen.py: v
 of mixed vendors per NodeState; the policy selects the E810 port ens1f0 that every worker has):
 - operator: from the policy write (create in the warm-up round, numVfs patch after) until a watch in
   this process has seen every worker's NodeState spec carry the new numVfs; the node policy controller
-  runs in a separate operator process: by default the namespaced manager with the policy controller
-  alone (16 writers); `--full-operator`: `sriovop operator` as deployed (every controller, leader
-  election, the lease-fenced writer), which is what a user's cluster runs;
+  runs in a separate operator process: by default `sriovop operator` as deployed (every controller,
+  leader election, the lease-fenced writer), which is what a user's cluster runs, and whose start-up
+  pass (the drain controller annotating every Node and NodeState) is waited for by its result before
+  the first round; `--policy-controller-only`: the namespaced manager with the policy controller alone
+  (16 writers), the work a policy change waits on;
 - floor: the same N NodeState spec writes (PUT with the listed resourceVersion, the same body the
   operator writes, 16 threads) by this process, seen by the same watch - with the operator process
   stopped (exited), so nothing of ours spends CPU during the floor; it is started again afterwards
@@ -49,6 +51,7 @@ import clustergen
 import seed
 from benchlib import Figure, Stat
 
+from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.controllers.node_policy_apply import desired_interfaces, sort_policies
 from sriovop.operator.cache_trim import CACHE_TRANSFORMS
@@ -275,6 +278,29 @@ def python_floor(objs: list[tuple[Any, dict[str, Any]]]) -> dict[str, float]:
     return out
 
 
+def wait_started(client: Client, names: set[str], check: Callable[[], None], timeout: float = 1800) -> None:
+    """Until the whole operator's start-up work has a result on every worker: its drain controller has
+    given each Node its drain-state annotation and each NodeState its current and desired drain states.
+    At 5,000 nodes that pass takes minutes on a loaded machine, and an idle check alone (a second with
+    little CPU) could end it early; the first round would then race it for the same NodeStates."""
+    def annotated(obj: dict[str, Any], keys: tuple[str, ...]) -> bool:
+        notes = obj["metadata"].get("annotations") or {}
+        return all(k in notes for k in keys)
+
+    deadline = time.monotonic() + timeout
+    while True:
+        check()
+        nodes = sum(1 for n in client.list(NODE) if n["metadata"]["name"] in names
+                    and annotated(n, (consts.NODE_DRAIN_ANNOTATION,)))
+        states = sum(1 for s in client.list(SRIOV_NETWORK_NODE_STATE, NS) if s["metadata"]["name"] in names
+                     and annotated(s, (consts.NODE_STATE_DRAIN_ANNOTATION, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)))
+        if nodes == states == len(names):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"operator start-up: {nodes} Nodes and {states} NodeStates of {len(names)} annotated")
+        time.sleep(2.0)
+
+
 def measure(nodes: int, rounds: int, writers: int, log: Path | None, full: bool) -> dict[str, Any]:
     from sriovop.devcluster import ControlPlane
 
@@ -305,6 +331,8 @@ def measure(nodes: int, rounds: int, writers: int, log: Path | None, full: bool)
         op = OperatorProcess(sa_dir, cp.apiserver_port, writers, log, full)
         rss_imported = op.rss_imported
         try:
+            if full:
+                wait_started(client, names, op.check)
             op.wait_idle()  # initial sync done: NodeStates owned, nodes labelled, nothing to do
             rss_cached = benchlib.rss_kib(op.proc.pid)
             cpu: dict[str, list[float]] = {"operator": [], "floor_writers": []}
@@ -391,13 +419,10 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=16)
     parser.add_argument("--run-operator", metavar="SERVICE_ACCOUNT_DIR")
     parser.add_argument("--operator-log", type=Path, help="write the operator process log here")
-    # Default: the policy controller alone, until the benchmark waits for the whole operator's start-up
-    # work by its result (docs/benchmarks.md, "Since 20261202T045629Z"): at 5,000 nodes its idle
-    # detection ends that start-up too early on a loaded machine.
-    parser.add_argument("--full-operator", action="store_true", default=False,
-                        help="run `sriovop operator` as deployed (every controller, leader election)")
+    parser.add_argument("--full-operator", action="store_true", default=True,
+                        help="run `sriovop operator` as deployed (every controller, leader election; the default)")
     parser.add_argument("--policy-controller-only", dest="full_operator", action="store_false",
-                        help="run the policy controller alone in the operator process (the default)")
+                        help="run the policy controller alone in the operator process")
     args = parser.parse_args()
     if args.run_operator:
         run_operator(args.run_operator, args.writers, args.full_operator)
