@@ -20,6 +20,8 @@ from pathlib import Path
 from test.support.runtime_live import eventually
 
 NAMESPACE = "k8s.io"
+#: Where `Containerd.run` has a container write its stdout and stderr (a bind mount of a host directory).
+RUN_OUTPUT = "/ctr-run-output"
 
 _CONFIG = """version = 2
 root = "{root}"
@@ -55,8 +57,27 @@ class Containerd:
         return None
 
     def run(self, image: str, container_id: str, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-        """`ctr run --rm IMAGE ID ARGS...` to completion (ARGS replace the image's Cmd)."""
-        return self.ctr("run", "--rm", image, container_id, *args, timeout=timeout, check=False)
+        """`ctr run --rm IMAGE ID ARGS...` to completion (ARGS are the whole command line).
+
+        The command's stdout and stderr go to files on a bind mount, read once it has ended: ctr copies a
+        container's output through FIFOs, and for a short-lived one that copy can lose all of it (a
+        known containerd race; seen here as `lspci --version` exiting 0 with nothing printed). The
+        image's /bin/sh applies the redirections and `exec`s the command, so its exit code is kept.
+        """
+        if not args:
+            raise ValueError("Containerd.run needs the command line to run")
+        out = Path(tempfile.mkdtemp(prefix="ctr-run-", dir=self.directory))
+        out.chmod(0o777)  # the images' own users (65532) write there
+        wrapped = ("sh", "-c", f'exec "$@" >{RUN_OUTPUT}/stdout 2>{RUN_OUTPUT}/stderr', "sh", *args)
+        proc = self.ctr("run", "--rm", "--mount", f"type=bind,src={out},dst={RUN_OUTPUT},options=rbind:rw",
+                        image, container_id, *wrapped, timeout=timeout, check=False)
+        try:
+            captured = [(out / name).read_text() if (out / name).exists() else "" for name in ("stdout", "stderr")]
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        # ctr's own complaints (an image it cannot find, a mount it cannot make) come on its stderr.
+        return subprocess.CompletedProcess(proc.args, proc.returncode, captured[0] + proc.stdout,
+                                           captured[1] + proc.stderr)
 
 
 def _unmount_under(directory: Path) -> None:
