@@ -17,18 +17,11 @@ from sriovop.runtime.kinds import CONFIG_MAP
 from sriovop.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from test.support.runtime_fakes import FakeClient
 from test.unit.leaderelection.test_leaderelection_try_acquire import FakeLock
-
-
-class NullSink:
-    def replace(self, items: object, rv: str) -> None: ...
-    def add(self, obj: object) -> None: ...
-    def update(self, obj: object) -> None: ...
-    def delete(self, obj: object) -> None: ...
-    def bookmark(self, rv: str) -> None: ...
+from test.unit.runtime.test_runtime_reflector import RecordingSink
 
 
 def test_jitter_and_watch_timeouts_do_not_touch_the_global_generator() -> None:
-    reflector = Reflector(cast(Client, FakeClient()), CONFIG_MAP, NullSink(), namespace="ns")
+    reflector = Reflector(cast(Client, FakeClient()), CONFIG_MAP, RecordingSink(), namespace="ns")
     elector = LeaderElector(
         FakeLock(None), LeaderElectionConfig(lease_duration=10, renew_deadline=5, retry_period=0.001),
         on_started_leading=lambda _s: None, on_stopped_leading=lambda: None)
