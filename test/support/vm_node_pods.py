@@ -131,6 +131,13 @@ def vlan_of(entry: dict[str, Any]) -> int:
     return int(entry.get("vlan", 0))
 
 
+def has_link(shell: GuestShell, pid: int) -> bool:
+    """Whether the pod's net1 has a carrier: an igbvf VF whose reset handshake with the emulated PF failed
+    has none until igbvf's watchdog resets it again (hack/vm/README.md)."""
+    rc, out, _err = shell.run(f"nsenter -t {pid} -n ip -j link show net1")
+    return rc == 0 and "LOWER_UP" in json.loads(out)[0]["flags"]
+
+
 def ping(shell: GuestShell, pid: int, address: str) -> tuple[bool, str]:
     """Three pings from the pod's netns (the guest's busybox); the output is the evidence either way."""
     rc, out, err = shell.run(f"nsenter -t {pid} -n busybox ping -c 3 -W 3 {shlex.quote(address)}", timeout=180)
