@@ -15,6 +15,12 @@ Only fields that no controller of the operator reads, and that it never writes b
   leaves the cached interfaces equal, so it triggers no policy sync, which it could not change.
   test_operator_cache_trim.py checks on random clusters that every sync outcome and policy status is
   the same from trimmed and from whole NodeStates.
+
+After the trim a NodeState's `spec`, `status`, owner references and annotations are shared with every
+equal one (`SharedParts`): nodes of one server model under one set of policies have equal PF lists and
+equal specs, and every NodeState has the same owner. Nodes are not shared: their labels, annotations
+and spec name the node (hostname, provider ID, pod CIDR, per-node annotations of network and storage
+plugins), so their parts would only fill the table.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.runtime.cache.informer import Transform
+from sriovop.runtime.cache.shared_parts import SharedParts
 from sriovop.runtime.kinds import NODE, Kind
 
 
@@ -47,5 +54,20 @@ def keep_read_pf_fields(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+#: One table for every manager's NodeState cache: the namespaced and the cluster-wide caches hold the
+#: same NodeStates.
+NODE_STATE_PARTS = SharedParts()
+
+
+def trim_and_share_node_state(state: dict[str, Any]) -> dict[str, Any]:
+    keep_read_pf_fields(state)
+    for parent, key in ((state, "spec"), (state, "status"), (state.get("metadata"), "ownerReferences"),
+                        (state.get("metadata"), "annotations")):
+        if type(parent) is dict and type(parent.get(key)) in (dict, list):
+            parent[key] = NODE_STATE_PARTS.share(parent[key])
+    return state
+
+
 #: Per kind, the transform the operator's managers give their caches.
-CACHE_TRANSFORMS: dict[Kind, Transform] = {NODE: drop_node_status, SRIOV_NETWORK_NODE_STATE: keep_read_pf_fields}
+CACHE_TRANSFORMS: dict[Kind, Transform] = {NODE: drop_node_status,
+                                           SRIOV_NETWORK_NODE_STATE: trim_and_share_node_state}

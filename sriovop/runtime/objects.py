@@ -162,6 +162,19 @@ def _freeze_plain_list(lst: list[Any]) -> FrozenList:
     return FrozenList(lst)
 
 
+def freeze_plain(value: Any) -> Any:
+    """Freeze freshly decoded JSON in place (a dict, a list or a scalar) as `freeze_decoded` does,
+    short strings interned."""
+    t = type(value)
+    if t is dict:
+        return _freeze_plain_dict(value)
+    if t is list:
+        return _freeze_plain_list(value)
+    if t is str and len(value) <= SHARED_VALUE_MAX_LEN:
+        return _intern(value)
+    return value
+
+
 def freeze_decoded(obj: dict[str, Any], strip_managed_fields: bool = False) -> FrozenDict:
     """Freeze a freshly decoded object in place (it must not be shared yet), optionally without
     metadata.managedFields. Cheaper than a decoder hook because stripped parts are never visited."""

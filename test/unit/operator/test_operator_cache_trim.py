@@ -125,3 +125,26 @@ def test_every_sync_outcome_and_policy_status_is_the_same_from_trimmed_node_stat
 
 def test_node_state_without_status_is_unchanged() -> None:
     assert CACHE_TRANSFORMS[SRIOV_NETWORK_NODE_STATE]({"metadata": {"name": "n1"}}) == {"metadata": {"name": "n1"}}
+
+
+def test_node_states_of_one_model_and_policy_share_their_spec_status_and_owner() -> None:
+    def state(name: str, mac: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "uid": f"uid-{name}", "annotations": {"d": "Idle"},
+                             "ownerReferences": [{"kind": "SriovOperatorConfig", "name": "default", "uid": "u"}]},
+                "spec": {"interfaces": [{"name": "ens1f0", "numVfs": 8, "pciAddress": "0000:3b:00.0"}]},
+                "status": {"syncStatus": "Succeeded", "interfaces": [
+                    {"name": "ens1f0", "pciAddress": "0000:3b:00.0", "vendor": "8086", "deviceID": "159b",
+                     "mac": mac}]}}
+
+    a = CACHE_TRANSFORMS[SRIOV_NETWORK_NODE_STATE](state("n1", "b4:96:91:00:00:01"))
+    b = CACHE_TRANSFORMS[SRIOV_NETWORK_NODE_STATE](state("n2", "b4:96:91:00:00:02"))
+    assert a["status"] is b["status"], "the MAC the operator does not read is gone, the rest is equal"
+    assert a["spec"] is b["spec"]
+    assert a["metadata"]["ownerReferences"] is b["metadata"]["ownerReferences"]
+    assert a["metadata"]["annotations"] is b["metadata"]["annotations"]
+    assert a["metadata"] is not b["metadata"] and a["metadata"]["uid"] == "uid-n1"
+    c = state("n3", "b4:96:91:00:00:03")
+    c["spec"]["interfaces"][0]["numVfs"] = 16
+    c = CACHE_TRANSFORMS[SRIOV_NETWORK_NODE_STATE](c)
+    assert c["spec"]["interfaces"][0]["numVfs"] == 16 and c["spec"] is not a["spec"]
+    assert c["status"] is a["status"]
