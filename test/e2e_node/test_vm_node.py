@@ -80,7 +80,6 @@ from test.support.vm_daemon import GuestShell
 from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
 from test.support.vm_node_drain import PodEvents, running_workload, workload_deployment
 from test.support.vm_node_webhook import admitted, set_operator_webhook
-from test.support.vm_vf_link import vf_link_up
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(5400)]
 
@@ -284,14 +283,6 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
     # it found the guest's igbvf VFs and registered them with the guest's kubelet.
     record["device_plugin_allocatable"] = _wait(f"{RESOURCE}: {NUM_VFS} allocatable on the guest node",
                                                 lambda: _allocatable(kube, str(NUM_VFS)))
-    # Each VF gets a link once in the guest's own namespace, igbvf reloaded where the emulated NIC failed
-    # its handshake (test/support/vm_vf_link.py), then goes down again: a pod cannot reload its VF.
-    attempts = {}
-    for pci in sorted(pods.host_vfs(shell, PF_PCI)):
-        link = vf_link_up(shell, pci)
-        attempts[pci] = link["attempts"]
-        pods.set_down(shell, link["name"])
-    record["vf_link_attempts"] = attempts
     before = pods.host_vfs(shell, PF_PCI)
     record["vfs_before"] = before
     # The metrics exporter (feature gate) on the guest node, to name the pod holding each VF.

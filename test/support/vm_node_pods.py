@@ -131,10 +131,6 @@ def vlan_of(entry: dict[str, Any]) -> int:
     return int(entry.get("vlan", 0))
 
 
-def set_down(shell: GuestShell, name: str) -> None:
-    _ok(shell, f"ip link set {shlex.quote(name)} down")
-
-
 def has_link(shell: GuestShell, pid: int) -> bool:
     """Whether the pod's net1 has a carrier: an igbvf VF whose reset handshake with the emulated PF failed
     has none until igbvf's watchdog resets it again (hack/vm/README.md)."""
