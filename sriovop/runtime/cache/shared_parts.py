@@ -40,7 +40,9 @@ class SharedParts:
 
         The table is keyed by the hash of the part's JSON text in its own key order (the API server
         writes equal objects in one order; sorting the keys cost 60% more), and a hit must compare
-        equal, so a hash collision only costs a share."""
+        equal. Python's equality does not tell 1 from 1.0 or true, which the texts do, so only two texts
+        with the same 64-bit hash and values differing in just that way could share wrongly; any other
+        collision only costs a share."""
         digest = hash(json.dumps(part))
         with self._lock:
             known = self._by_hash.get(digest)
