@@ -121,14 +121,17 @@ def test_similar_events_are_aggregated(client: Client, namespace: str, config_ma
 
 def test_cluster_scoped_object_events_go_to_default(client: Client, namespace: str) -> None:
     ns_obj = client.get(NAMESPACE, namespace)
+    uid = ns_obj["metadata"]["uid"]
     recorder = EventRecorder(client, "sriovop-test")
     try:
         recorder.event(ns_obj, "Normal", "Seen", "cluster-scoped subject")
         assert recorder.flush(30)
     finally:
         recorder.stop()
-    events = [e for e in client.list(EVENT, "default") if e["involvedObject"]["name"] == namespace]
-    assert [e["reason"] for e in events] == ["Seen"]
+    # `default` is shared by the whole session (every cluster-scoped subject's Events land there, and
+    # not every writer's Event names its object): select ours on the server by the Namespace's uid.
+    events = client.list(EVENT, "default", field_selector={"involvedObject.uid": uid})
+    assert [(e["reason"], e["involvedObject"].get("name")) for e in events] == [("Seen", namespace)], events
     assert "namespace" not in events[0]["involvedObject"]
 
 
