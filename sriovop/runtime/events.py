@@ -61,10 +61,16 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, ServerError | TooManyRequests) or (isinstance(exc, ApiError) and exc.code == 0)
 
 
-# A blip (restart, 429, 5xx) should not lose an event, but a dead server must not stall the writer long.
+WRITE_ATTEMPTS = 12
+"""Tries per Event write, as client-go's recorder (maxTriesPerEvent)."""
+
+# A restarting or throttling API server (connection refused, 429, 5xx) must not lose an event: client-go
+# tries 12 times, 10 s apart. Here the waits grow from 0.2 s to 10 s (about a minute in all), so a blip
+# costs a fraction of a second. Only the writer thread waits: `event()` never does, and while the server
+# stays away the bounded queue fills and drops (queue_full), as client-go's does; `stop()` is bounded.
 _retry_transient = retry(
     retry=retry_if_exception(_transient),
-    stop=stop_after_attempt(3), wait=wait_exponential(multiplier=0.2, max=2.0), reraise=True,
+    stop=stop_after_attempt(WRITE_ATTEMPTS), wait=wait_exponential(multiplier=0.2, max=10.0), reraise=True,
 )
 
 
