@@ -131,11 +131,15 @@ def vlan_of(entry: dict[str, Any]) -> int:
     return int(entry.get("vlan", 0))
 
 
+def net1_flags(shell: GuestShell, pid: int) -> list[str]:
+    """The link flags of the pod's net1 (`UP`, `LOWER_UP`, ...), read in the pod's network namespace."""
+    return list(json.loads(_ok(shell, f"nsenter -t {pid} -n ip -j link show net1"))[0]["flags"])
+
+
 def has_link(shell: GuestShell, pid: int) -> bool:
     """Whether the pod's net1 has a carrier: an igbvf VF whose reset handshake with the emulated PF failed
-    has none until igbvf's watchdog resets it again (hack/vm/README.md)."""
-    rc, out, _err = shell.run(f"nsenter -t {pid} -n ip -j link show net1")
-    return rc == 0 and "LOWER_UP" in json.loads(out)[0]["flags"]
+    has none (hack/vm/README.md; test/support/vm_pod_vf_reset.py resets it again)."""
+    return "LOWER_UP" in net1_flags(shell, pid)
 
 
 def ping(shell: GuestShell, pid: int, address: str) -> tuple[bool, str]:
