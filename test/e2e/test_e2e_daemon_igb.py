@@ -181,9 +181,9 @@ while int(open(f"{net}/statistics/tx_packets").read()) < 5:
     assert time.monotonic() < deadline, f"{name} never counted the frames"
     time.sleep(0.2)
 """
-# QEMU's 82576 sets a VF's reset-done mailbox bit only when the PF driver writes CTRL_EXT, so igbvf's
-# reset handshake with igb fails at random (in a guest experiment, 0 to 2 of 4 rebinds failed with "PF
-# still in reset state"); such a VF keeps its link down. Reloading igbvf redoes the handshake.
+# igbvf's reset handshake with igb fails at random under QEMU's 82576 (in a guest experiment, 0 to 2 of 4
+# rebinds failed with "PF still in reset state"; hack/vm/README.md says which step); such a VF keeps its
+# link down. Reloading igbvf redoes the handshake.
 LINK_ATTEMPTS = 6
 LINK_WAIT_SECONDS = 15
 
