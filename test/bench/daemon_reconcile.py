@@ -29,9 +29,10 @@ from sriovop.host import Applier, Host
 from sriovop.logsetup import configure_logging
 from sriovop.runtime.controller import Request
 from sriovop.sim.host import SimHost
-from test.support.daemon_harness import client_for, pf_spec, prepare_cluster, running_daemon, wait_for, wait_sync
+from test.support.daemon_harness import client_for, pf_spec, prepare_cluster, running_daemon, wait_sync
 from test.support.host_sim import FAST
 from test.support.kube import apply_crds, create_namespace
+from test.support.poll import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 NS = "sriov-network-operator"

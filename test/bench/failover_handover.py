@@ -28,14 +28,15 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import NAMESPACE
 from sriovop.runtime.leaderelection import LeaderElectionConfig
-from test.support.leaderelection_harness import Candidate, make_candidate, wait_until
+from test.support.leaderelection_harness import Candidate, make_candidate
+from test.support.poll import wait_for
 
 
 def one_handover(cp: ControlPlane, ns: str, lease: str, config: LeaderElectionConfig, crash: bool) -> float:
     a = make_candidate(cp.kubeconfig, ns, f"{lease}-a", lease=lease, config=config).start()
-    wait_until(lambda: a.started_at is not None, 60, "a to lead")
+    wait_for(lambda: a.started_at is not None, 60, "a to lead")
     b = make_candidate(cp.kubeconfig, ns, f"{lease}-b", lease=lease, config=config).start()
-    wait_until(lambda: f"{lease}-a" in b.new_leaders, 60, "b to see a lead")
+    wait_for(lambda: f"{lease}-a" in b.new_leaders, 60, "b to see a lead")
     time.sleep(config.retry_period * 1.5)  # b is in its steady acquire loop, a has renewed at least once
     try:
         t0 = time.monotonic()
@@ -43,7 +44,7 @@ def one_handover(cp: ControlPlane, ns: str, lease: str, config: LeaderElectionCo
             a.crash()
         else:
             a.stop.set()
-        wait_until(lambda: b.started_at is not None, 3 * config.lease_duration + 30, "b to take over")
+        wait_for(lambda: b.started_at is not None, 3 * config.lease_duration + 30, "b to take over")
         assert b.started_at is not None
         return b.started_at - t0
     finally:

@@ -77,6 +77,7 @@ from test.support import vm_node_pods as pods
 from test.support import vm_node_vfio as vfio
 from test.support import vm_pod_vf_reset as vf_reset
 from test.support.cluster import cluster_down, cluster_up, pod_on, running_pod
+from test.support.poll import wait_for
 from test.support.vm_daemon import GuestShell
 from test.support.vm_node import NODE_NAME, ClusterAccess, join, keep_logs, node_vm, start_node
 from test.support.vm_node_drain import PodEvents, running_workload, workload_deployment
@@ -125,17 +126,10 @@ echo "numvfs $(cat "$pf/sriov_numvfs")"
 
 
 def _wait(what: str, probe: Callable[[], Any], timeout: float = STEP_TIMEOUT_S, interval: float = 1.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = probe()
-        except (NotFound, ConnectionFailed) as exc:  # the API server starved by a loaded machine: ask again
-            value, last_error = None, exc
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last error: {last_error})")
+    """`wait_for` with this module's argument order and at most one probe a second: probes read the
+    API server and run commands in a guest under emulation, both slow on a loaded machine. Only an API
+    server starved by the load means "not yet"; any other error of a probe fails the step at once."""
+    return wait_for(probe, timeout, what, interval=interval, tolerate=(NotFound, ConnectionFailed))
 
 
 def _kubectl(kubeconfig: Path, *args: str) -> str:

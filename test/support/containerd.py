@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from test.support.runtime_live import eventually
+from test.support.poll import wait_for
 
 NAMESPACE = "k8s.io"
 #: Where `Containerd.run` has a container write its stdout and stderr (a bind mount of a host directory).
@@ -107,7 +107,7 @@ def private_containerd() -> Iterator[Containerd]:
                 raise AssertionError(f"containerd exited ({proc.returncode}): "
                                      f"{(directory / 'containerd.log').read_text()[-2000:]}")
             return sock.exists() and daemon.ctr("version", check=False, timeout=30).returncode == 0
-        eventually(ready, 120, "the private containerd to answer on its socket")
+        wait_for(ready, 120, "the private containerd to answer on its socket")
         yield daemon
     finally:
         for leftover in daemon.ctr("containers", "ls", "-q", check=False, timeout=60).stdout.split():

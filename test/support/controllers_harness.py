@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,23 +24,6 @@ RESOURCE_PREFIX = "openshift.io"
 
 def client_for(kubeconfig: Path) -> Client:
     return Client(load_config(str(kubeconfig)))
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition",
-             interval: float = 0.1) -> Any:
-    """Poll `predicate` until it returns something truthy; fail naming `what` and the last value."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-        except Exception as exc:  # a NotFound while waiting for creation is just "not yet"
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value: {last!r}")
 
 
 @contextmanager

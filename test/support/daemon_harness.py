@@ -12,8 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,11 @@ from sriovop.host.records import PfRecords
 from sriovop.host.steps import CRASH_ENV
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import Conflict, NotFound
+from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from sriovop.sim.access import SimKernelAccess
 from test.support.host_sim import FAST
+from test.support.poll import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 IDLE = {consts.NODE_STATE_DRAIN_ANNOTATION: consts.DRAIN_IDLE,
@@ -83,22 +83,6 @@ def set_current(client: Client, namespace: str, node: str, value: str) -> None:
 
 def annotation(obj: dict[str, Any], key: str) -> str | None:
     return (obj["metadata"].get("annotations") or {}).get(key)
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            last = predicate()
-        except NotFound as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value: {last!r}")
-        time.sleep(interval)
 
 
 def wait_sync(client: Client, namespace: str, node: str, status: str, timeout: float = 180.0,

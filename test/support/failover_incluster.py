@@ -28,7 +28,6 @@ from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import DEPLOYMENT, NODE, POD
 from sriovop.runtime.kinds import NAMESPACE as NAMESPACE_KIND
 from test.support import failover_nodefaults as host
-from test.support.controllers_harness import wait_for
 from test.support.failover_analysis import (
     FaultRecord,
     LeaseChange,
@@ -41,6 +40,7 @@ from test.support.failover_lease import LeaseRecorder
 from test.support.failover_podlogs import PodLogWrites
 from test.support.failover_workload import Workload, wait_converged
 from test.support.incluster import NAMESPACE, Installed
+from test.support.poll import wait_for
 
 LEASE_NAME = "a56def2a.openshift.io"
 DEPLOYMENT_NAME = "sriov-network-operator"

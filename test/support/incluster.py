@@ -36,8 +36,9 @@ from sriovop.devcluster.images.load import load_archives
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE, POD
 from test.support.cluster import ClusterNodes, cluster_down, cluster_up
-from test.support.controllers_harness import client_for, wait_for
+from test.support.controllers_harness import client_for
 from test.support.kubectl import run_kubectl
+from test.support.poll import wait_for
 from test.support.rbac_audit import audit_policy
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,9 +20,9 @@ from sriovop.controllers.drain.states import DRAIN_BLOCKED_BY_ANNOTATION, REASON
 from sriovop.devcluster.images.pause import PAUSE_IMAGE
 from sriovop.runtime.errors import Conflict
 from sriovop.runtime.kinds import DEPLOYMENT, EVENT, NAMESPACE, NODE, POD_DISRUPTION_BUDGET, SERVICE_ACCOUNT
-from test.support.controllers_harness import wait_for
 from test.support.incluster import NAMESPACE as OPERATOR_NAMESPACE
 from test.support.incluster import RESOURCE, WORKER_NODE, Installed
+from test.support.poll import wait_for
 
 REPLICAS = 2
 POLICY = "incluster-drain"

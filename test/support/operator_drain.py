@@ -4,7 +4,6 @@ and a watch-driven sampler of how many NodeStates hold a drain slot at each revi
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -176,12 +175,3 @@ class DrainSampler:
         self.max_in_flight = max(self.max_in_flight, self.in_flight())
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)

@@ -33,9 +33,10 @@ from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from sriovop.sim.host import SimHost
 from sriovop.sim.ovs import SimOvsdb
 from test.support.controllers_harness import node_policy_controller, policy_status_controller
-from test.support.daemon_harness import client_for, running_daemon, wait_for
+from test.support.daemon_harness import client_for, running_daemon
 from test.support.kube import create_namespace, delete_namespace
 from test.support.operator_drain import running_drain_manager
+from test.support.poll import wait_for
 
 IOMMU = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet intel_iommu=on iommu=pt"
 PLAIN = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet"

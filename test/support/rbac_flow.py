@@ -45,6 +45,7 @@ from sriovop.runtime.kinds import (
 )
 from test.support.daemon_deviceplugin import FakeDevicePluginSet
 from test.support.kubelet import FakeKubelet, mark_running
+from test.support.poll import wait_for
 
 NS = consts.DEFAULT_OPERATOR_NAMESPACE
 WORKLOAD_NS = "default"
@@ -74,14 +75,6 @@ class Timeline:
                 break
             current = name
         return current
-
-
-def wait_until(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not within {timeout:.0f}s: {what}")
-        time.sleep(0.25)
 
 
 def _exists(client: Client, kind: Kind, name: str, namespace: str | None = None) -> bool:
@@ -137,10 +130,10 @@ def drain_with_a_workload(client: Client, timeline: Timeline, webhook_url: str, 
             policy = client.get(SRIOV_NETWORK_NODE_POLICY, "demo-intel-netdevice", NS)
             client.patch(SRIOV_NETWORK_NODE_POLICY, "demo-intel-netdevice", {"spec": {"numVfs": 4}}, NS)
             assert policy["spec"]["numVfs"] == 8
-            wait_until("the workload pod is evicted", lambda: not _exists(client, POD, "rbac-proof-workload",
-                                                                          WORKLOAD_NS), timeout=120)
+            wait_for(lambda: not _exists(client, POD, "rbac-proof-workload", WORKLOAD_NS), 120,
+                     "the workload pod is evicted")
             for node in nodes:
-                wait_until(f"{node} reconfigured to 4 VFs and idle", _settled(client, node, 4), timeout=120)
+                wait_for(_settled(client, node, 4), 120, f"{node} reconfigured to 4 VFs and idle")
         assert kubelet.finalized == [f"{WORKLOAD_NS}/rbac-proof-workload"], kubelet.errors
 
 
@@ -169,19 +162,19 @@ def device_plugin_blocked_until_configured(client: Client, timeline: Timeline, d
     The flow plays the DaemonSet controller and the kubelet (no controller-manager or kubelet here)."""
     with FakeDevicePluginSet(client, NS, nodes[0], device_plugin_kubeconfig, log_dir, init=True) as dps:
         with timeline.step(f"a device-plugin pod on {nodes[0]}: its init container marks it and waits"):
-            wait_until("the init container's wait mark", lambda: _device_plugin_marked(client, dps), timeout=150)
+            wait_for(lambda: _device_plugin_marked(client, dps), 150, "the init container's wait mark")
             first = dps.current()
         with timeline.step("policy numVfs 4 -> 6: the daemon restarts the device plugin around the apply "
                            "and unblocks the replacement"):
             client.patch(SRIOV_NETWORK_NODE_POLICY, "demo-intel-netdevice", {"spec": {"numVfs": 6}}, NS)
             for node in nodes:
-                wait_until(f"{node} reconfigured to 6 VFs and idle", _settled(client, node, 6), timeout=120)
+                wait_for(_settled(client, node, 6), 120, f"{node} reconfigured to 6 VFs and idle")
 
             def unblocked() -> bool:
                 run = dps.current()
                 return run is not None and run is not first and run.proc.poll() is not None
 
-            wait_until("the replacement's init container exits", unblocked, timeout=120)
+            wait_for(unblocked, 120, "the replacement's init container exits")
         last = dps.current()
         # Judged by the pod's deletion, not by `killed`: on a busy machine the first init process can see its
         # pod gone and exit on its own before this fake kubelet's next look, which then has nothing to kill.
@@ -205,17 +198,18 @@ def networks_lifecycle(client: Client, timeline: Timeline) -> None:
             client.create(kind, {"apiVersion": kind.api_version, "kind": kind.kind,
                                  "metadata": {"name": f"{name}-{kind.plural}", "namespace": NS}, "spec": spec}, NS)
         for kind, _ in specs:
-            wait_until(f"NAD of the {kind.kind}", _present(client, NETWORK_ATTACHMENT_DEFINITION,
-                                                            f"{name}-{kind.plural}", NS))
+            wait_for(_present(client, NETWORK_ATTACHMENT_DEFINITION,
+                                                            f"{name}-{kind.plural}", NS), 90, f"NAD of the {kind.kind}")
     with timeline.step("change the SriovNetwork's VLAN: the NAD is updated"):
         client.patch(SRIOV_NETWORK, f"{name}-{SRIOV_NETWORK.plural}", {"spec": {"vlan": 11}}, NS)
-        wait_until("the NAD carries VLAN 11", lambda: '"vlan":11' in client.get(
-            NETWORK_ATTACHMENT_DEFINITION, f"{name}-{SRIOV_NETWORK.plural}", NS)["spec"]["config"].replace(" ", ""))
+        wait_for(lambda: '"vlan":11' in client.get(
+            NETWORK_ATTACHMENT_DEFINITION, f"{name}-{SRIOV_NETWORK.plural}", NS)["spec"]["config"].replace(" ", ""),
+            90, "the NAD carries VLAN 11")
     with timeline.step("delete the three networks: NADs deleted, finalizers removed"):
         for kind, _ in specs:
             client.delete(kind, f"{name}-{kind.plural}", NS)
         for kind, _ in specs:
-            wait_until(f"the {kind.kind} is gone", _absent(client, kind, f"{name}-{kind.plural}", NS))
+            wait_for(_absent(client, kind, f"{name}-{kind.plural}", NS), 90, f"the {kind.kind} is gone")
             assert not _exists(client, NETWORK_ATTACHMENT_DEFINITION, f"{name}-{kind.plural}", NS)
 
 
@@ -226,11 +220,12 @@ def pool_config_lifecycle(client: Client, timeline: Timeline) -> None:
             "apiVersion": SRIOV_NETWORK_POOL_CONFIG.api_version, "kind": SRIOV_NETWORK_POOL_CONFIG.kind,
             "metadata": {"name": name, "namespace": NS},
             "spec": {"ovsHardwareOffloadConfig": {"name": "mcp-offloading"}}}, NS)
-        wait_until("the pool-config finalizer", lambda: consts.POOL_CONFIG_FINALIZER in (
-            client.get(SRIOV_NETWORK_POOL_CONFIG, name, NS)["metadata"].get("finalizers") or []))
+        wait_for(lambda: consts.POOL_CONFIG_FINALIZER in (
+            client.get(SRIOV_NETWORK_POOL_CONFIG, name, NS)["metadata"].get("finalizers") or []),
+            90, "the pool-config finalizer")
     with timeline.step("delete the pool config (finalizer removed)"):
         client.delete(SRIOV_NETWORK_POOL_CONFIG, name, NS)
-        wait_until("the pool config is gone", lambda: not _exists(client, SRIOV_NETWORK_POOL_CONFIG, name, NS))
+        wait_for(lambda: not _exists(client, SRIOV_NETWORK_POOL_CONFIG, name, NS), 90, "the pool config is gone")
 
 
 def stale_node_state(client: Client, timeline: Timeline) -> None:
@@ -240,10 +235,10 @@ def stale_node_state(client: Client, timeline: Timeline) -> None:
     with timeline.step("add a worker Node (the operator creates its NodeState)"):
         client.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
             "node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux", "kubernetes.io/hostname": name}}})
-        wait_until("its NodeState", lambda: _exists(client, SRIOV_NETWORK_NODE_STATE, name, NS))
+        wait_for(lambda: _exists(client, SRIOV_NETWORK_NODE_STATE, name, NS), 90, "its NodeState")
     with timeline.step("delete that Node (its NodeState is deleted as stale)"):
         client.delete(NODE, name)
-        wait_until("the stale NodeState is gone", lambda: not _exists(client, SRIOV_NETWORK_NODE_STATE, name, NS))
+        wait_for(lambda: not _exists(client, SRIOV_NETWORK_NODE_STATE, name, NS), 90, "the stale NodeState is gone")
 
 
 def _config_daemon_reverted(client: Client) -> bool:
@@ -269,13 +264,13 @@ def webhooks_enabled_and_repaired(client: Client, timeline: Timeline) -> None:
             (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME, None),
             (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME, None),
         ):
-            wait_until(f"{kind.kind} {obj_name}", _present(client, kind, obj_name, ns))
-        wait_until("the CA in caBundle", lambda: all(
+            wait_for(_present(client, kind, obj_name, ns), 90, f"{kind.kind} {obj_name}")
+        wait_for(lambda: all(
             hook["clientConfig"].get("caBundle") for kind, name in (
                 (VALIDATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
                 (MUTATING_WEBHOOK_CONFIGURATION, consts.OPERATOR_WEBHOOK_CONFIG_NAME),
                 (MUTATING_WEBHOOK_CONFIGURATION, consts.INJECTOR_WEBHOOK_CONFIG_NAME))
-            for hook in client.get(kind, name)["webhooks"]))
+            for hook in client.get(kind, name)["webhooks"]), 90, "the CA in caBundle")
     with timeline.step("change a webhook certificate Secret, the webhook DaemonSet and Service and the "
                        "config-daemon DaemonSet behind the operator"):
         client.patch(SECRET, "operator-webhook-cert", {"data": {"tls.key": "anVuaw=="}}, NS)
@@ -286,14 +281,15 @@ def webhooks_enabled_and_repaired(client: Client, timeline: Timeline) -> None:
         annotations = copy.deepcopy(ds["metadata"].get("annotations") or {})
         annotations["release.openshift.io/version"] = "tampered"
         client.patch(DAEMON_SET, workloads.CONFIG_DAEMON_NAME, {"metadata": {"annotations": annotations}}, NS)
-        wait_until("the DaemonSet is put back", lambda: _config_daemon_reverted(client))
-        wait_until("the webhook DaemonSet is put back", lambda: client.get(
+        wait_for(lambda: _config_daemon_reverted(client), 90, "the DaemonSet is put back")
+        wait_for(lambda: client.get(
             DAEMON_SET, workloads.OPERATOR_WEBHOOK_NAME, NS)["spec"]["updateStrategy"]["rollingUpdate"][
-            "maxUnavailable"] == "33%")
-        wait_until("the certificate Secret is repaired", lambda: client.get(
-            SECRET, "operator-webhook-cert", NS)["data"]["tls.key"] != "anVuaw==")
-        wait_until("the Service is put back", lambda: client.get(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, NS)[
-            "metadata"]["labels"]["app"] == workloads.OPERATOR_WEBHOOK_NAME)
+            "maxUnavailable"] == "33%", 90, "the webhook DaemonSet is put back")
+        wait_for(lambda: client.get(
+            SECRET, "operator-webhook-cert", NS)["data"]["tls.key"] != "anVuaw==",
+            90, "the certificate Secret is repaired")
+        wait_for(lambda: client.get(SERVICE, workloads.OPERATOR_WEBHOOK_SERVICE, NS)[
+            "metadata"]["labels"]["app"] == workloads.OPERATOR_WEBHOOK_NAME, 90, "the Service is put back")
 
 
 def _pool(name: str, node: str) -> dict[str, Any]:
@@ -321,10 +317,11 @@ def conflicting_pools(client: Client, timeline: Timeline, node: str) -> None:
         # The status controller's write (its own debounced pass) must come before the deletion, or
         # whether the flow used the pool-status grant would depend on timing.
         for name in names:
-            wait_until(f"pool {name}'s status conditions", lambda n=name: bool(
-                (client.get(SRIOV_NETWORK_POOL_CONFIG, n, NS).get("status") or {}).get("conditions")))
+            wait_for(lambda n=name: bool(
+                (client.get(SRIOV_NETWORK_POOL_CONFIG, n, NS).get("status") or {}).get("conditions")),
+                90, f"pool {name}'s status conditions")
     with timeline.step("delete the two pools"):
         for name in names:
             client.delete(SRIOV_NETWORK_POOL_CONFIG, name, NS)
         for name in names:
-            wait_until(f"pool {name} is gone", _absent(client, SRIOV_NETWORK_POOL_CONFIG, name, NS))
+            wait_for(_absent(client, SRIOV_NETWORK_POOL_CONFIG, name, NS), 90, f"pool {name} is gone")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +16,6 @@ def client_for(kubeconfig: Path, **overrides: Any) -> Client:
     for k, v in overrides.items():
         setattr(cfg, k, v)
     return Client(cfg)
-
-
-def eventually(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
-    """Poll until true; the bound only turns a hang into a clear failure (not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 def new_namespace(client: Client, prefix: str = "rt") -> str:

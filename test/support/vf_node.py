@@ -36,7 +36,7 @@ from sriovop.sim.host import SimHost
 from sriovop.sim.vf_netdevs import wire_vf_netdevs
 from test.support.cluster import SRIOVOP, ClusterNodes, pod_on, running_pod
 from test.support.cni_sim import create_vfs
-from test.support.controllers_harness import wait_for
+from test.support.poll import wait_for
 
 NETWORKS = "k8s.v1.cni.cncf.io/networks"
 NETWORK_STATUS = "k8s.v1.cni.cncf.io/network-status"

@@ -24,7 +24,8 @@ from sriovop.devcluster import cgroups, process, teardown
 from sriovop.devcluster.addressing import ClusterNetwork
 from sriovop.runtime.kinds import POD, SERVICE_ACCOUNT
 from test.support.cluster import pids_in, pod_on, running_pod
-from test.support.controllers_harness import client_for, wait_for
+from test.support.controllers_harness import client_for
+from test.support.poll import wait_for
 
 #: A tmpfs of its own (mounted by prepare_kernel), with the cluster directory inside it: `down` unmounts
 #: everything at or below the cluster directory, and must not take the directory's own filesystem with it.

@@ -11,7 +11,8 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import NAMESPACE, SERVICE_ACCOUNT
 from test.support.cluster import ClusterNodes
-from test.support.controllers_harness import client_for, wait_for
+from test.support.controllers_harness import client_for
+from test.support.poll import wait_for
 
 
 @pytest.fixture

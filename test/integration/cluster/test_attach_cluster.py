@@ -22,9 +22,9 @@ from sriovop.api.v1.kinds import NETWORK_ATTACHMENT_DEFINITION
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import EVENT, POD
 from test.support.cluster import POD_TIMEOUT_S, ClusterNodes, pod_on, running_pod
-from test.support.controllers_harness import wait_for
 from test.support.crictl import crictl
 from test.support.kube import apply_crds
+from test.support.poll import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 NAD_CRD = REPO / "manifests" / "crds" / "k8s.cni.cncf.io_network-attachment-definitions.yaml"

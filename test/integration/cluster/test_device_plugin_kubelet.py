@@ -24,10 +24,10 @@ from sriovop.kubelet.podresources import allocatable_devices, list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE, POD
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, pod_on, running_pod
-from test.support.controllers_harness import wait_for
 from test.support.device_plugin_process import device_plugin
 from test.support.failover_nodefaults import crictl
 from test.support.host_sim import applier, sim_host
+from test.support.poll import wait_for
 
 NODE_NAME = "sriovop-node-2"
 PREFIX = "sriovop.test"

@@ -32,7 +32,8 @@ from test.support.cluster import (
     pod_on,
     running_pod,
 )
-from test.support.controllers_harness import client_for, wait_for
+from test.support.controllers_harness import client_for
+from test.support.poll import wait_for
 
 
 def pids_mentioning(directory: Path) -> list[int]:

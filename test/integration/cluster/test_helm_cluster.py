@@ -39,8 +39,8 @@ from sriovop.runtime.kinds import (
     VALIDATING_WEBHOOK_CONFIGURATION,
 )
 from test.support.cluster import POD_TIMEOUT_S, ClusterNodes
-from test.support.controllers_harness import wait_for
 from test.support.helm import CHART, helm
+from test.support.poll import wait_for
 
 NS = "sriov-network-operator"
 CONFIGS = ((VALIDATING_WEBHOOK_CONFIGURATION, "sriov-operator-webhook-config"),

@@ -20,10 +20,10 @@ from sriovop.kubelet.podresources import list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE, POD
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, pod_on, running_pod
-from test.support.controllers_harness import wait_for
 from test.support.daemon_harness import free_port
 from test.support.device_plugin import FakeDevicePlugin
 from test.support.host_sim import applier, sim_host
+from test.support.poll import wait_for
 
 NODE_NAME = "sriovop-node-2"
 

@@ -28,8 +28,8 @@ from test.support.cluster import (
     pod_on,
     running_pod,
 )
-from test.support.controllers_harness import wait_for
 from test.support.kube import api_client
+from test.support.poll import wait_for
 
 
 def _connect(ip: str, port: int, timeout: float = 3.0) -> int:

@@ -22,8 +22,9 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import EVENT, NAMESPACE, POD, SERVICE_ACCOUNT
 from test.support.cluster import POD_TIMEOUT_S, ClusterNodes
-from test.support.controllers_harness import client_for, wait_for
+from test.support.controllers_harness import client_for
 from test.support.kube import apply_crds
+from test.support.poll import wait_for
 from test.support.vf_node import VfNode, vf_node
 
 REPO = Path(__file__).resolve().parents[3]

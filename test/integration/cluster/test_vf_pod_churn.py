@@ -24,9 +24,9 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD
 from sriovop.sim.vf_netdevs import kill_netns
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, running_pod
-from test.support.controllers_harness import wait_for
 from test.support.crictl import crictl
 from test.support.kube import apply_crds
+from test.support.poll import wait_for
 from test.support.vf_node import DP_TIMEOUT_S, NETWORK_STATUS, VfNode, vf_node
 
 REPO = Path(__file__).resolve().parents[3]

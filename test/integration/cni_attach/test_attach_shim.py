@@ -21,7 +21,7 @@ import pytest
 from sriovop.cni.server import CniServer, ServerOptions, load_handlers
 from sriovop.devcluster.cnishim import shim_binary
 from test.support.cni_fakeplugin import PluginDir
-from test.support.controllers_harness import wait_for
+from test.support.poll import wait_for
 
 
 @pytest.fixture

@@ -17,9 +17,10 @@ from sriovop.api.v1.kinds import OVS_NETWORK, SRIOV_IB_NETWORK, SRIOV_NETWORK
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import EVENT, NAMESPACE, Kind
-from test.support.controllers_harness import network_controllers, wait_for
+from test.support.controllers_harness import network_controllers
 from test.support.kube import create_namespace, delete_namespace
 from test.support.kubectl import run_kubectl
+from test.support.poll import wait_for
 
 
 @pytest.fixture

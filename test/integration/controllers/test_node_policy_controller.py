@@ -26,7 +26,8 @@ from sriovop.api.v1.kinds import (
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
-from test.support.controllers_harness import client_for, node_policy_controller, wait_for
+from test.support.controllers_harness import client_for, node_policy_controller
+from test.support.poll import wait_for
 
 RUN_LABEL = "sriovop.test/run"
 IFACES = [

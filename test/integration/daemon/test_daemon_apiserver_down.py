@@ -20,10 +20,10 @@ from test.support.daemon_harness import (
     prepare_cluster,
     set_current,
     set_spec,
-    wait_for,
     wait_sync,
 )
 from test.support.kube import apply_crds, create_namespace
+from test.support.poll import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 NAMESPACE = "sriov-network-operator"

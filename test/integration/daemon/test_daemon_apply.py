@@ -20,10 +20,10 @@ from test.support.daemon_harness import (
     running_daemon,
     set_current,
     set_spec,
-    wait_for,
     wait_sync,
 )
 from test.support.operator_drain import running_drain_manager
+from test.support.poll import wait_for
 
 
 def assert_status_lists_every_vf(state: dict, sim: SimHost, spec: list[dict]) -> None:

@@ -20,15 +20,8 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD
 from sriovop.sim.host import SimHost
 from test.support.daemon_deviceplugin import device_plugin_pod
-from test.support.daemon_harness import (
-    annotation,
-    client_for,
-    pf_spec,
-    prepare_cluster,
-    running_daemon,
-    wait_for,
-    wait_sync,
-)
+from test.support.daemon_harness import annotation, client_for, pf_spec, prepare_cluster, running_daemon, wait_sync
+from test.support.poll import wait_for
 
 MARK = consts.DEVICE_PLUGIN_WAIT_CONFIG_ANNOTATION
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}

@@ -22,9 +22,9 @@ from test.support.daemon_harness import (
     pf_spec,
     prepare_cluster,
     set_spec,
-    wait_for,
     wait_sync,
 )
+from test.support.poll import wait_for
 
 
 def assert_status_complete(state: dict, spec: list[dict]) -> None:

@@ -17,15 +17,8 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD, ROLE, ROLE_BINDING
 from sriovop.sim.host import SimHost
 from test.support.daemon_deviceplugin import FakeDevicePluginSet, device_plugin_pod, wait_for_config_process
-from test.support.daemon_harness import (
-    annotation,
-    client_for,
-    pf_spec,
-    prepare_cluster,
-    running_daemon,
-    wait_for,
-    wait_sync,
-)
+from test.support.daemon_harness import annotation, client_for, pf_spec, prepare_cluster, running_daemon, wait_sync
+from test.support.poll import wait_for
 
 MARK = consts.DEVICE_PLUGIN_WAIT_CONFIG_ANNOTATION
 GATE_OFF = {"featureGates": {consts.FG_BLOCK_DEVICE_PLUGIN_UNTIL_CONFIGURED: False}}

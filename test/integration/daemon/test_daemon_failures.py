@@ -9,15 +9,8 @@ from sriovop.api.v1 import consts
 from sriovop.daemon.app import Daemon
 from sriovop.runtime.kinds import EVENT
 from sriovop.sim.host import SimHost
-from test.support.daemon_harness import (
-    client_for,
-    get_state,
-    pf_spec,
-    prepare_cluster,
-    running_daemon,
-    wait_for,
-    wait_sync,
-)
+from test.support.daemon_harness import client_for, get_state, pf_spec, prepare_cluster, running_daemon, wait_sync
+from test.support.poll import wait_for
 
 
 def failed_with(client, namespace: str, node: str, *needles: str) -> dict:

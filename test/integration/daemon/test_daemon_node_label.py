@@ -10,7 +10,8 @@ from sriovop.daemon.nodelabel import FG_LABEL_SRIOV_CAPABLE_NODES, SRIOV_CAPABLE
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE
 from sriovop.sim.host import SimHost
-from test.support.daemon_harness import client_for, prepare_cluster, running_daemon, wait_for, wait_sync
+from test.support.daemon_harness import client_for, prepare_cluster, running_daemon, wait_sync
+from test.support.poll import wait_for
 
 
 def label(client: Client, node: str) -> str | None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from sriovop.runtime.kinds import NODE
-from test.support.daemon_harness import client_for, get_state, prepare_cluster, running_daemon, wait_for
+from test.support.daemon_harness import client_for, get_state, prepare_cluster, running_daemon
 from test.support.openstack_vm import NET_A, NET_B, metadata, vm_like_host, write_mounted_config_drive
+from test.support.poll import wait_for
 
 
 def test_node_state_reports_net_filter(kubeconfig: Path, namespace: str, node_name: str, tmp_path: Path) -> None:

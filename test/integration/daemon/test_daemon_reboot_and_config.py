@@ -17,9 +17,9 @@ from test.support.daemon_harness import (
     running_daemon,
     set_current,
     set_spec,
-    wait_for,
     wait_sync,
 )
+from test.support.poll import wait_for
 
 
 def test_reboot_needed_is_reported_not_done_on_a_simulated_host(kubeconfig: Path, namespace: str,

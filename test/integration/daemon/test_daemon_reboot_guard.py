@@ -22,9 +22,9 @@ from test.support.daemon_harness import (
     prepare_cluster,
     running_daemon,
     set_current,
-    wait_for,
     wait_sync,
 )
+from test.support.poll import wait_for
 
 IOMMU = ["intel_iommu=on", "iommu=pt"]
 VFIO = [{"resourceName": "dpdk", "deviceType": "vfio-pci", "vfRange": "0-1"}]

@@ -20,9 +20,9 @@ from test.support.daemon_harness import (
     running_daemon,
     set_current,
     set_spec,
-    wait_for,
     wait_sync,
 )
+from test.support.poll import wait_for
 
 
 def passes(daemon: Daemon) -> float:

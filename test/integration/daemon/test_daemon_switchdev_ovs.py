@@ -18,9 +18,10 @@ from sriovop.runtime.kinds import NODE
 from sriovop.sim.host import SimHost
 from sriovop.sim.ovs import SimOvsdb
 from test.support.controllers_harness import node_policy_controller
-from test.support.daemon_harness import client_for, get_state, prepare_cluster, running_daemon, wait_for
+from test.support.daemon_harness import client_for, get_state, prepare_cluster, running_daemon
 from test.support.host_sim import FAST
 from test.support.operator_drain import running_drain_manager
+from test.support.poll import wait_for
 
 
 @pytest.fixture

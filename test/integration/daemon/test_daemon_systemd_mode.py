@@ -28,16 +28,9 @@ from sriovop.host.systemd_files import (
     SystemdFiles,
 )
 from sriovop.sim.host import SimHost
-from test.support.daemon_harness import (
-    annotation,
-    client_for,
-    get_state,
-    pf_spec,
-    prepare_cluster,
-    running_daemon,
-    wait_for,
-)
+from test.support.daemon_harness import annotation, client_for, get_state, pf_spec, prepare_cluster, running_daemon
 from test.support.operator_drain import running_drain_manager
+from test.support.poll import wait_for
 
 HOST_PYTHON = "/usr/bin/python3"
 SYSTEM_UNITS = Path("/usr/lib/systemd/system")

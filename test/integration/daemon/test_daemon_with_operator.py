@@ -10,16 +10,9 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
 from sriovop.runtime.kinds import EVENT, NODE
 from sriovop.sim.host import SimHost
 from test.support.controllers_harness import node_policy_controller
-from test.support.daemon_harness import (
-    annotation,
-    client_for,
-    get_state,
-    prepare_cluster,
-    running_daemon,
-    wait_for,
-    wait_sync,
-)
+from test.support.daemon_harness import annotation, client_for, get_state, prepare_cluster, running_daemon, wait_sync
 from test.support.operator_drain import running_drain_manager
+from test.support.poll import wait_for
 
 WORKER = {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux"}
 

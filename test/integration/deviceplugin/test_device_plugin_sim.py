@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from sriovop.host.netlink import Netlink
-from test.support.controllers_harness import wait_for
 from test.support.device_plugin_process import device_plugin
 from test.support.host_sim import applier, sim_host
 from test.support.kubelet_registry import FakeKubeletRegistry, Stream, allocate, other_rpcs
+from test.support.poll import wait_for
 
 
 def _config(path: Path, resources: list[dict[str, object]]) -> None:

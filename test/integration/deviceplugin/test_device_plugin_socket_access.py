@@ -18,9 +18,9 @@ from sriovop.deviceplugin.config import parse_config
 from sriovop.deviceplugin.pools import ResourcePool
 from sriovop.deviceplugin.server import ResourceServer
 from sriovop.host.paths import HostPaths
-from test.support.controllers_harness import wait_for
 from test.support.device_plugin_process import device_plugin
 from test.support.host_sim import applier, sim_host
+from test.support.poll import wait_for
 
 NOBODY = 65534
 CONNECT = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('connected')"

@@ -24,6 +24,7 @@ from sriovop.runtime.errors import ConnectionFailed, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, LEASE
 from sriovop.runtime.leaderelection import LeaderElectionConfig, NotLeaderError
 from sriovop.runtime.manager import LeaderElectionLost, Manager
+from test.support.poll import wait_for
 
 LEASE_NAME = "two-managers"
 CONFIG = LeaderElectionConfig(lease_duration=4.0, renew_deadline=3.0, retry_period=0.5, name=LEASE_NAME)
@@ -107,15 +108,6 @@ def make_replica(kubeconfig: Path, namespace: str, identity: str, log: Log) -> R
     return Replica(identity, election_client, manager, thread, stop, error)
 
 
-def wait_until(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def client(kubeconfig: Path, namespace: str) -> Iterator[Client]:
     c = Client(load_config(str(kubeconfig)))
@@ -152,9 +144,9 @@ def test_blocked_renewals_stop_the_leader_before_the_follower_starts(client: Cli
     b = make_replica(kubeconfig, namespace, "manager-b", log)
     try:
         a.thread.start()
-        wait_until(lambda: log.of("manager-a", "write"), 60, "manager-a to lead and write")
+        wait_for(lambda: log.of("manager-a", "write"), 60, "manager-a to lead and write")
         b.thread.start()
-        wait_until(lambda: b.manager.cache.has_synced(), 60, "manager-b's cache (warm on a follower)")
+        wait_for(lambda: b.manager.cache.has_synced(), 60, "manager-b's cache (warm on a follower)")
         time.sleep(1.0)
         assert not log.of("manager-b", "started"), "a follower ran leader-gated work"
 
@@ -164,7 +156,7 @@ def test_blocked_renewals_stop_the_leader_before_the_follower_starts(client: Cli
         assert len(a.error) == 1 and isinstance(a.error[0], LeaderElectionLost), a.error
         assert str(a.error[0]) == "leader election lost"
 
-        wait_until(lambda: log.of("manager-b", "write"), 60, "manager-b to take over and write")
+        wait_for(lambda: log.of("manager-b", "write"), 60, "manager-b to take over and write")
     finally:
         a.election_client.released.set()
         for r in (a, b):

@@ -7,7 +7,6 @@ still there. The next leader must delete that NAD. Found by hack/failover.py's f
 from __future__ import annotations
 
 import signal
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,18 +21,10 @@ from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import NotFound
 from test.support.kube import create_namespace, delete_namespace
 from test.support.operator_process import OperatorProcess, ensure_supported_nics
+from test.support.poll import wait_for
 
 ELECTION = ["--leader-elect", "--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s",
             "--leader-election-retry-period", "0.5s"]
-
-
-def wait_for(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def exists(client: Client, kind: object, name: str, namespace: str) -> bool:

@@ -7,9 +7,6 @@ operator's pods need nodes (the dev cluster with --nodes).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
 from sriovop.devcluster import ControlPlane
 from sriovop.runtime import kinds as core
@@ -17,6 +14,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import NotFound
 from test.support.helm import CHART, helm
+from test.support.poll import wait_for
 
 NS = "sriov-network-operator"
 #: A sample of what the chart installs: (kind, name, namespaced).
@@ -35,13 +33,6 @@ def _exists(client: Client, kind: core.Kind, name: str, namespace: str | None) -
     except NotFound:
         return False
     return True
-
-
-def _eventually(what: str, check: Callable[[], bool], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
-        time.sleep(0.5)
 
 
 def test_install_creates_the_objects_and_uninstall_removes_them(private_control_plane: ControlPlane) -> None:
@@ -66,8 +57,8 @@ def test_install_creates_the_objects_and_uninstall_removes_them(private_control_
                 kubeconfig=kubeconfig)
     assert done.returncode == 0, done.stdout + done.stderr
     for kind, name, namespaced in OBJECTS:
-        _eventually(f"{kind.kind} {name} deleted", lambda k=kind, n=name, ns=namespaced: not _exists(
-            client, k, n, NS if ns else None))
+        wait_for(lambda k=kind, n=name, ns=namespaced: not _exists(
+            client, k, n, NS if ns else None), 120.0, f"{kind.kind} {name} deleted")
     # Helm never deletes CRDs (that would delete every SR-IOV object in the cluster).
     assert _exists(client, core.CUSTOM_RESOURCE_DEFINITION, "sriovnetworks.sriovnetwork.openshift.io", None)
 
@@ -81,5 +72,6 @@ def test_install_creates_the_objects_and_uninstall_removes_them(private_control_
     # No --wait: without kube-controller-manager a deleted Namespace stays Terminating.
     done = helm("uninstall", "sriovop", "--namespace", "default", "--no-hooks", kubeconfig=kubeconfig)
     assert done.returncode == 0, done.stdout + done.stderr
-    _eventually("the chart's namespace deleted", lambda: not _exists(client, core.NAMESPACE, f"{NS}-2", None)
-                or client.get(core.NAMESPACE, f"{NS}-2").get("status", {}).get("phase") == "Terminating")
+    wait_for(lambda: not _exists(client, core.NAMESPACE, f"{NS}-2", None)
+                or client.get(core.NAMESPACE, f"{NS}-2").get("status", {}).get("phase") == "Terminating",
+             120.0, "the chart's namespace deleted")

@@ -30,6 +30,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from sriovop.sim.models import MODELS as SIM_MODELS
+from test.support.poll import wait_for
 
 COUNT = 6
 
@@ -74,14 +75,6 @@ def _node_state(name: str, namespace: str) -> dict[str, Any]:
             "spec": {"interfaces": []}}
 
 
-def _wait(cond: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout:.0f}s: {what}")
-        time.sleep(0.3)
-
-
 def _fleet_record(tmp_path: Path) -> tuple[list[int], list[str]]:
     record = json.loads((tmp_path / "fleet" / "hollow.json").read_text())
     namespaces = [json.loads(p.read_text())["netns"]
@@ -118,7 +111,7 @@ def test_hollow_nodes_register_report_their_hosts_and_clean_up_on_ctrl_c(
             return {s["metadata"]["name"]: (s.get("status") or {}).get("interfaces") or []
                     for s in client.list(SRIOV_NETWORK_NODE_STATE, namespace)}
 
-        _wait(lambda: all(reported().get(n) for n in nodes), 180, "every hollow daemon reports its PFs")
+        wait_for(lambda: all(reported().get(n) for n in nodes), 180, "every hollow daemon reports its PFs")
         seen_pf_names: set[str] = set()
         for i in range(COUNT):
             node = HollowNode(prefix, i)

@@ -14,7 +14,7 @@ import pytest
 from sriovop.devcluster.images.pause import PAUSE_CONFIG, PAUSE_IMAGE, ensure_pause_archive
 from test.support.containerd import private_containerd
 from test.support.oci_layout import read_archive
-from test.support.runtime_live import eventually
+from test.support.poll import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_containerd_imports_and_runs_pause_until_sigterm(pause_archive: Path) ->
         run = subprocess.Popen(["ctr", "--address", str(ctrd.address), "-n", "k8s.io", "run", "--rm",
                                 PAUSE_IMAGE, cid], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            eventually(lambda: ctrd.task_status(cid) == "RUNNING", 120, f"task {cid} to be RUNNING")
+            wait_for(lambda: ctrd.task_status(cid) == "RUNNING", 120, f"task {cid} to be RUNNING")
 
             # It keeps running (a sandbox must outlive its containers) until asked to stop. As PID 1 of
             # its namespace it ignores SIGTERM until its handler is installed, so ask until it exits.
@@ -55,7 +55,7 @@ def test_containerd_imports_and_runs_pause_until_sigterm(pause_archive: Path) ->
                     return False
                 return True
 
-            eventually(stopped_on_sigterm, 120, f"task {cid} to exit on SIGTERM")
+            wait_for(stopped_on_sigterm, 120, f"task {cid} to exit on SIGTERM")
             out, err = run.communicate(timeout=60)
         finally:
             if run.poll() is None:

@@ -18,8 +18,8 @@ from cryptography import x509
 from sriovop.api.v1 import consts
 from sriovop.controllers.webhook_certs import CertSettings, pki
 from sriovop.runtime.kinds import POD, SECRET, VALIDATING_WEBHOOK_CONFIGURATION
-from test.support.controllers_harness import wait_for
 from test.support.incluster import NAMESPACE, Installed
+from test.support.poll import wait_for
 from test.support.webhook_availability import WriteProbe, longest_refusal, served_certificate
 
 WEBHOOK_LABELS = {"app": "operator-webhook"}

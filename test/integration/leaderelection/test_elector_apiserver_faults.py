@@ -16,7 +16,8 @@ from sriovop.devcluster import ControlPlane
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import LEASE, NAMESPACE
-from test.support.leaderelection_harness import FAST, Candidate, Sampler, make_candidate, wait_until
+from test.support.leaderelection_harness import FAST, Candidate, Sampler, make_candidate
+from test.support.poll import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +41,10 @@ def ns(private_cp: ControlPlane, request: pytest.FixtureRequest) -> str:
 def _leader_and_follower(cp: ControlPlane, ns: str, candidates: list[Candidate]) -> tuple[Candidate, Candidate]:
     a = make_candidate(cp.kubeconfig, ns, "a")
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(cp.kubeconfig, ns, "b")
     candidates.append(b.start())
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     return a, b
 
 
@@ -52,8 +53,8 @@ def test_apiserver_restart_longer_than_renew_deadline(private_cp: ControlPlane, 
     a, b = _leader_and_follower(private_cp, ns, candidates)
     with Sampler([a, b]) as sampler:
         private_cp.restart_apiserver(downtime=2 * FAST.renew_deadline)
-        wait_until(lambda: a.stopped_at is not None, 30, "a to stop leading while the server was down")
-        wait_until(lambda: b.started_at is not None, 60, "b to lead after the restart")
+        wait_for(lambda: a.stopped_at is not None, 30, "a to stop leading while the server was down")
+        wait_for(lambda: b.started_at is not None, 60, "b to lead after the restart")
     assert a.stopped_at < b.started_at  # type: ignore[operator]
     assert sampler.overlaps == [] and sampler.leader_overlaps == []
     client = Client(load_config(str(private_cp.kubeconfig)))
@@ -72,13 +73,13 @@ def test_frozen_apiserver_makes_the_leader_stop_within_renew_deadline(private_cp
     with Sampler([a, b]) as sampler:
         os.kill(pid, signal.SIGSTOP)
         try:
-            wait_until(lambda: a.stopped_at is not None, 3 * FAST.renew_deadline,
+            wait_for(lambda: a.stopped_at is not None, 3 * FAST.renew_deadline,
                        "a to stop leading while its requests hang")
             assert not a.elector.may_write()
             assert b.started_at is None  # nobody can take a lease while the server is frozen
             time.sleep(FAST.lease_duration)
         finally:
             os.kill(pid, signal.SIGCONT)
-        wait_until(lambda: b.started_at is not None, 60, "b to lead after the server thawed")
+        wait_for(lambda: b.started_at is not None, 60, "b to lead after the server thawed")
     assert a.stopped_at < b.started_at  # type: ignore[operator]
     assert sampler.overlaps == [] and sampler.leader_overlaps == []

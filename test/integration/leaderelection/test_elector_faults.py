@@ -27,8 +27,8 @@ from test.support.leaderelection_harness import (
     Sampler,
     WallWithJump,
     make_candidate,
-    wait_until,
 )
+from test.support.poll import wait_for
 
 
 def _free_lease(client: Client, namespace: str) -> None:
@@ -81,7 +81,7 @@ def test_concurrent_acquire_exactly_one_wins(kubeconfig: Path, namespace: str, c
             cand.client.request = request  # type: ignore[method-assign]
     with Sampler([a, b]) as sampler:
         candidates.extend([a.start(), b.start()])
-        wait_until(lambda: (a.started_at is not None) or (b.started_at is not None), 20, "a leader")
+        wait_for(lambda: (a.started_at is not None) or (b.started_at is not None), 20, "a leader")
         time.sleep(1.0)  # several retry periods in which the loser must stay a follower
     winner, loser = (a, b) if a.started_at is not None else (b, a)
     assert loser.started_at is None and not loser.elector.is_leader()
@@ -98,18 +98,18 @@ def test_holder_monotonic_clock_jump_fences_it(kubeconfig: Path, namespace: str,
     clock = MonotonicWithJump()
     a = make_candidate(kubeconfig, namespace, "a", clock=clock)
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(kubeconfig, namespace, "b")
     candidates.append(b.start())
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     with Sampler([a, b]) as sampler:
         assert a.elector.may_write()
         clock.offset += 100.0
         assert not a.elector.may_write()
         with pytest.raises(NotLeaderError, match="renew_deadline"):
             a.elector.check_fenced()
-        wait_until(lambda: a.stopped_at is not None, 10, "a to stop leading")
-        wait_until(lambda: b.started_at is not None, 30, "b to take over")
+        wait_for(lambda: a.stopped_at is not None, 10, "a to stop leading")
+        wait_for(lambda: b.started_at is not None, 30, "b to take over")
     assert a.stopped_at < b.started_at  # type: ignore[operator]
     assert sampler.overlaps == [] and sampler.leader_overlaps == []
 
@@ -124,10 +124,10 @@ def test_holder_wall_clock_jump_changes_nothing(kubeconfig: Path, namespace: str
     relaxed = LeaderElectionConfig(lease_duration=5.0, renew_deadline=4.0, retry_period=0.5)
     a = make_candidate(kubeconfig, namespace, "a", wall_clock=wall, config=relaxed)
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(kubeconfig, namespace, "b", config=relaxed)
     candidates.append(b.start())
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     with Sampler([a, b]) as sampler:
         for jump in (-3600.0, 7200.0):
             wall.offset += jump
@@ -145,15 +145,15 @@ def test_blocked_renewals_stop_the_leader_before_takeover(kubeconfig: Path, name
     its requests never return, and the follower takes over only after that."""
     a = make_candidate(kubeconfig, namespace, "a")
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(kubeconfig, namespace, "b")
     candidates.append(b.start())
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     with Sampler([a, b]) as sampler:
         a.client.block()
-        wait_until(lambda: a.stopped_at is not None, 3 * FAST.renew_deadline, "a to stop leading")
+        wait_for(lambda: a.stopped_at is not None, 3 * FAST.renew_deadline, "a to stop leading")
         assert not a.elector.may_write() and not a.elector.is_leader()
-        wait_until(lambda: b.started_at is not None, 30, "b to take over")
+        wait_for(lambda: b.started_at is not None, 30, "b to take over")
     assert a.stopped_at < b.started_at  # type: ignore[operator]
     assert a.leader_stop is not None and a.leader_stop.is_set()
     assert sampler.overlaps == [] and sampler.leader_overlaps == []
@@ -169,7 +169,7 @@ def test_churn_never_two_leaders(kubeconfig: Path, namespace: str, candidates: l
     leaders: list[str] = []
     with Sampler(everyone) as sampler:
         for round_ in range(4):
-            wait_until(lambda: any(c.elector.is_leader() for c in pool), 30, "a leader")
+            wait_for(lambda: any(c.elector.is_leader() for c in pool), 30, "a leader")
             leader = next(c for c in pool if c.elector.is_leader())
             leaders.append(leader.identity)
             if round_ % 2:
@@ -180,7 +180,7 @@ def test_churn_never_two_leaders(kubeconfig: Path, namespace: str, candidates: l
             fresh = make_candidate(kubeconfig, namespace, f"n{round_}")
             everyone.append(fresh)  # the sampler's list
             pool.append(fresh.start())
-        wait_until(lambda: any(c.elector.is_leader() for c in pool), 30, "a final leader")
+        wait_for(lambda: any(c.elector.is_leader() for c in pool), 30, "a final leader")
     candidates.extend(everyone)
     assert len(set(leaders)) == 4
     assert sampler.samples > 100

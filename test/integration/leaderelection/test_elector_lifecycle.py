@@ -11,7 +11,8 @@ from prometheus_client import REGISTRY
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import LEASE
 from sriovop.runtime.leaderelection import LeaderElectionConfig
-from test.support.leaderelection_harness import Candidate, Sampler, make_candidate, wait_until
+from test.support.leaderelection_harness import Candidate, Sampler, make_candidate
+from test.support.poll import wait_for
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
@@ -24,7 +25,7 @@ def test_acquire_creates_the_lease(kubeconfig: Path, namespace: str, client: Cli
                                    candidates: list[Candidate]) -> None:
     a = make_candidate(kubeconfig, namespace, "a")
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     assert a.elector.is_leader() and a.elector.may_write()
     a.elector.check_fenced()
     spec = client.get(LEASE, "lock", namespace)["spec"]
@@ -32,7 +33,7 @@ def test_acquire_creates_the_lease(kubeconfig: Path, namespace: str, client: Cli
     assert spec["leaseDurationSeconds"] == 3
     assert spec["leaseTransitions"] == 0
     assert MICRO_TIME.match(spec["acquireTime"]) and MICRO_TIME.match(spec["renewTime"])
-    wait_until(lambda: a.new_leaders == ["a"], 5, "on_new_leader(a)")
+    wait_for(lambda: a.new_leaders == ["a"], 5, "on_new_leader(a)")
     assert _status(a) == 1
 
 
@@ -40,9 +41,9 @@ def test_renew_moves_renew_time_only(kubeconfig: Path, namespace: str, client: C
                                      candidates: list[Candidate]) -> None:
     a = make_candidate(kubeconfig, namespace, "a")
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     first = client.get(LEASE, "lock", namespace)
-    wait_until(lambda: client.get(LEASE, "lock", namespace)["spec"]["renewTime"] != first["spec"]["renewTime"],
+    wait_for(lambda: client.get(LEASE, "lock", namespace)["spec"]["renewTime"] != first["spec"]["renewTime"],
                10, "a renewal")
     later = client.get(LEASE, "lock", namespace)
     assert later["spec"]["acquireTime"] == first["spec"]["acquireTime"]
@@ -59,7 +60,7 @@ def test_renew_moves_renew_time_only(kubeconfig: Path, namespace: str, client: C
 def test_release_on_graceful_stop(kubeconfig: Path, namespace: str, client: Client) -> None:
     a = make_candidate(kubeconfig, namespace, "a")
     a.start()
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     a.shutdown()
     spec = client.get(LEASE, "lock", namespace)["spec"]
     assert spec["holderIdentity"] == ""
@@ -74,9 +75,9 @@ def test_on_stopped_leading_runs_even_if_never_leader(kubeconfig: Path, namespac
                                                       candidates: list[Candidate]) -> None:
     a = make_candidate(kubeconfig, namespace, "a")
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(kubeconfig, namespace, "b").start()
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     b.shutdown()
     assert b.stopped_at is not None and b.started_at is None
     assert a.elector.is_leader()
@@ -88,14 +89,14 @@ def test_takeover_after_expiry(kubeconfig: Path, namespace: str, client: Client,
                                  release_on_cancel=False)
     a = make_candidate(kubeconfig, namespace, "a", config=crash)
     a.start()
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(kubeconfig, namespace, "b")
     candidates.append(b.start())
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     with Sampler([a, b]) as sampler:
         a.shutdown()  # no release: like a crash, the lease must expire
         assert client.get(LEASE, "lock", namespace)["spec"]["holderIdentity"] == "a"
-        wait_until(lambda: b.started_at is not None, 30, "b to take over")
+        wait_for(lambda: b.started_at is not None, 30, "b to take over")
     assert a.stopped_at is not None and a.stopped_at < b.started_at  # type: ignore[operator]
     spec = client.get(LEASE, "lock", namespace)["spec"]
     assert spec["holderIdentity"] == "b"
@@ -111,14 +112,14 @@ def test_release_is_taken_over_through_the_watch(kubeconfig: Path, namespace: st
     slow = LeaderElectionConfig(lease_duration=60.0, renew_deadline=40.0, retry_period=20.0)
     a = make_candidate(kubeconfig, namespace, "a", config=slow)
     a.start()
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     b = make_candidate(kubeconfig, namespace, "b", config=slow)
     candidates.append(b.start())
-    wait_until(lambda: "a" in b.new_leaders, 10, "b to see a")
+    wait_for(lambda: "a" in b.new_leaders, 10, "b to see a")
     time.sleep(0.5)  # b is now in its >= 20 s retry sleep
     with Sampler([a, b]) as sampler:
         a.shutdown()
-        wait_until(lambda: b.started_at is not None, 10, "b to take over the released lease")
+        wait_for(lambda: b.started_at is not None, 10, "b to take over the released lease")
     assert sampler.overlaps == [] and sampler.leader_overlaps == []
 
 
@@ -126,11 +127,11 @@ def test_lease_labels_are_merged(kubeconfig: Path, namespace: str, client: Clien
                                  candidates: list[Candidate]) -> None:
     a = make_candidate(kubeconfig, namespace, "a", lock_labels={"app": "sriovop"})
     candidates.append(a.start())
-    wait_until(lambda: a.started_at is not None, 20, "a to lead")
+    wait_for(lambda: a.started_at is not None, 20, "a to lead")
     lease = client.get(LEASE, "lock", namespace)
     lease["metadata"]["labels"]["other"] = "kept"
     client.update(LEASE, lease)
-    wait_until(lambda: client.get(LEASE, "lock", namespace)["spec"]["renewTime"] != lease["spec"]["renewTime"],
+    wait_for(lambda: client.get(LEASE, "lock", namespace)["spec"]["renewTime"] != lease["spec"]["renewTime"],
                10, "a renewal after the label change")
     labels = client.get(LEASE, "lock", namespace)["metadata"]["labels"]
     assert labels == {"app": "sriovop", "other": "kept"}

@@ -21,7 +21,8 @@ import pytest
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import CONFIG_MAP, LEASE
-from test.support.leaderelection_harness import Candidate, make_candidate, wait_until
+from test.support.leaderelection_harness import Candidate, make_candidate
+from test.support.poll import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -85,12 +86,12 @@ def test_resumed_leader_exits_without_writing(kubeconfig: Path, namespace: str,
         child.wait_event("leading")
         child.wait_event("write")
         follower.start()
-        wait_until(lambda: "paused" in follower.new_leaders, 10, "the follower to see the child lead")
+        wait_for(lambda: "paused" in follower.new_leaders, 10, "the follower to see the child lead")
 
         child.proc.send_signal(signal.SIGUSR1)
         paused = child.wait_event("pausing")
-        wait_until(lambda: child.state() == "T", 10, "the child to be stopped")
-        wait_until(lambda: follower.started_at is not None, 30, "the follower to take over")
+        wait_for(lambda: child.state() == "T", 10, "the child to be stopped")
+        wait_for(lambda: follower.started_at is not None, 30, "the follower to take over")
         assert client.get(LEASE, "lock", namespace)["spec"]["holderIdentity"] == "follower"
         before = client.get(CONFIG_MAP, "writes", namespace)["data"]["paused"]
         assert before == str(paused["writes"])

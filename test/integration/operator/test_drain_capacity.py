@@ -30,8 +30,8 @@ from test.support.operator_drain import (
     create_pool,
     request_drain,
     running_drain_manager,
-    wait_for,
 )
+from test.support.poll import wait_for
 
 NODES = 20
 MAX_UNAVAILABLE = 2

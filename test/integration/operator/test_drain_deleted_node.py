@@ -21,8 +21,8 @@ from test.support.operator_drain import (
     create_pool,
     request_drain,
     running_drain_manager,
-    wait_for,
 )
+from test.support.poll import wait_for
 
 
 def test_deleted_draining_node_releases_its_drain(kubeconfig: Path, namespace: str) -> None:

@@ -27,8 +27,8 @@ from test.support.operator_drain import (
     create_pool,
     request_drain,
     running_drain_manager,
-    wait_for,
 )
+from test.support.poll import wait_for
 
 
 def set_pdb_status(client: Client, namespace: str, name: str, allowed: int) -> None:

@@ -30,8 +30,9 @@ from sriovop.runtime.kinds import (
     VALIDATING_WEBHOOK_CONFIGURATION,
 )
 from sriovop.runtime.manager import Manager
-from test.support.operator_drain import client_for, wait_for
+from test.support.operator_drain import client_for
 from test.support.operator_process import TEST_IMAGES
+from test.support.poll import wait_for
 
 
 def settings(namespace: str) -> RenderSettings:

@@ -16,8 +16,9 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.host.vfmetrics import iter_series
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE
-from test.support.operator_drain import client_for, create_node, create_node_state, wait_for
+from test.support.operator_drain import client_for, create_node, create_node_state
 from test.support.operator_process import OperatorProcess, ensure_supported_nics
+from test.support.poll import wait_for
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from test.support.operator_drain import (
     create_pod,
     create_pool,
     request_drain,
-    wait_for,
 )
 from test.support.operator_process import (
     OperatorProcess,
@@ -35,6 +34,7 @@ from test.support.operator_process import (
     install_failing_webhooks,
     remove_webhooks,
 )
+from test.support.poll import wait_for
 
 LEASE_NAME = "a56def2a.openshift.io"
 FAST_ELECTION = ["--leader-elect", "--leader-election-lease-duration", "4s",

@@ -14,7 +14,7 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NAMESPACE
-from test.support.operator_drain import client_for, wait_for
+from test.support.operator_drain import client_for
 from test.support.operator_process import (
     OperatorProcess,
     ensure_supported_nics,
@@ -22,6 +22,7 @@ from test.support.operator_process import (
     install_failing_webhooks,
     remove_webhooks,
 )
+from test.support.poll import wait_for
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_OPERATOR_CONFIG
-from test.support.operator_drain import client_for, wait_for
+from test.support.operator_drain import client_for
+from test.support.poll import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -18,9 +18,9 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_POOL_C
 from sriovop.cli import main
 from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import read_snapshot
-from test.support.daemon_harness import wait_for
 from test.support.kubectl import run_kubectl
 from test.support.plan_cluster import Cluster, converged, pol, short
+from test.support.poll import wait_for
 
 R1 = {"rack": "r1"}
 POLICIES = [

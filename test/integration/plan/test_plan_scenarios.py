@@ -29,7 +29,6 @@ from sriovop.plan.compute import compute_plan
 from sriovop.plan.snapshot import read_snapshot
 from sriovop.runtime.errors import ApiError, NotFound
 from sriovop.runtime.kinds import CONFIG_MAP
-from test.support.daemon_harness import wait_for
 from test.support.plan_cluster import (
     ALL,
     HOSTS,
@@ -42,6 +41,7 @@ from test.support.plan_cluster import (
     short,
 )
 from test.support.plan_webhook import policy_webhook
+from test.support.poll import wait_for
 
 
 @dataclass

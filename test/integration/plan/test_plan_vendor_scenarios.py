@@ -28,7 +28,6 @@ from sriovop.plan.compute import compute_plan
 from sriovop.plan.render import render_plan
 from sriovop.plan.snapshot import read_snapshot
 from sriovop.runtime.kinds import CONFIG_MAP
-from test.support.daemon_harness import wait_for
 from test.support.host_sim import FAST
 from test.support.plan_cluster import (
     IOMMU,
@@ -41,6 +40,7 @@ from test.support.plan_cluster import (
     short,
 )
 from test.support.plan_cluster import plan_cluster as start_plan_cluster
+from test.support.poll import wait_for
 
 FAKE_MST = Path(__file__).resolve().parents[2] / "support" / "host_fake_mstconfig.py"
 HOSTS = {"n-m": (["cx6dx"], IOMMU, {"rack": "rm"})}

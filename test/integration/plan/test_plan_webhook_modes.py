@@ -31,9 +31,9 @@ from sriovop.plan.snapshot import read_snapshot
 from sriovop.runtime.errors import ApiError, NotFound
 from sriovop.runtime.kinds import POD, SERVICE_ACCOUNT
 from sriovop.status import collect
-from test.support.daemon_harness import wait_for
 from test.support.plan_cluster import IOMMU, Cluster, converged, create_or_replace, plan_cluster, pol, short
 from test.support.plan_webhook import policy_webhook, unreachable_webhook
+from test.support.poll import wait_for
 
 RUN = uuid.uuid4().hex[:6]
 GROUP = {"plan-modes": RUN}

@@ -43,6 +43,7 @@ from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import Forbidden
 from sriovop.runtime.kinds import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, CONFIG_MAP, ROLE, ROLE_BINDING
 from test.support import rbac_flow
+from test.support.poll import wait_for
 from test.support.rbac_audit import (
     Access,
     AuditLog,
@@ -251,8 +252,7 @@ def test_the_api_server_denies_each_witness_without_its_rule(proof: Proof) -> No
             others = [g for g in grants if g.rule_id != grant.rule_id]
             control = next((a for a in proof.log.accesses(_user(component)) if allowed_by(others, a)), None)
             assert control is not None
-            rbac_flow.wait_until(f"the reduced roles of {user} take effect", _allows(admin, control, user),
-                                 timeout=30)
+            wait_for(_allows(admin, control, user), 30, f"the reduced roles of {user} take effect")
             if _sar(admin, witnesses[0], user, []):
                 failures.append(f"{component.name}: without {grant.describe()} the API server still allows "
                                 f"{witnesses[0].describe()}")
@@ -285,7 +285,7 @@ def test_owner_references_need_the_finalizers_permission_here(proof: Proof) -> N
             except Forbidden:
                 return False
 
-        rbac_flow.wait_until(f"{user} may create ConfigMaps", plain_create_allowed, timeout=30)
+        wait_for(plain_create_allowed, 30, f"{user} may create ConfigMaps")
         owned = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": {"name": "rbac-proof-owned", "namespace": NS, "ownerReferences": [owner]}}
         with pytest.raises(Forbidden, match="blockOwnerDeletion"):

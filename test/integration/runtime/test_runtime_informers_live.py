@@ -16,7 +16,8 @@ from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
 from sriovop.runtime.manager import Manager
 from sriovop.runtime.objects import thaw
-from test.support.runtime_live import client_for, configmap, eventually, new_namespace
+from test.support.poll import wait_for
+from test.support.runtime_live import client_for, configmap, new_namespace
 
 
 def test_handlers_see_create_update_delete_in_order(kubeconfig: Path, namespace: str) -> None:
@@ -45,7 +46,7 @@ def test_handlers_see_create_update_delete_in_order(kubeconfig: Path, namespace:
                 expected.append(("update", name, v))
             client.delete(CONFIG_MAP, name, namespace)
             expected.append(("delete", name, "2"))
-        eventually(lambda: len(events) >= len(expected), what="all events delivered")
+        wait_for(lambda: len(events) >= len(expected), what="all events delivered")
         assert events == expected
         assert len(inf.store) == 0
     finally:
@@ -68,10 +69,10 @@ def test_namespaced_cache_never_sees_other_namespaces(kubeconfig: Path, namespac
     t = threading.Thread(target=mgr.start, args=(stop,))
     t.start()
     try:
-        eventually(mgr.cache.has_synced, what="cache sync")
+        wait_for(mgr.cache.has_synced, what="cache sync")
         client.create(CONFIG_MAP, configmap("theirs-late"), other)
         client.create(CONFIG_MAP, configmap("mine-late"), namespace)
-        eventually(lambda: any(o["metadata"]["name"] == "mine-late" for o in mgr.client.list(CONFIG_MAP)),
+        wait_for(lambda: any(o["metadata"]["name"] == "mine-late" for o in mgr.client.list(CONFIG_MAP)),
                    what="mine-late cached")
         names = {o["metadata"]["name"] for o in mgr.client.list(CONFIG_MAP)}
         assert names == {"mine-0", "mine-1", "mine-2", "mine-late"}
@@ -105,7 +106,7 @@ def test_field_index_queries_return_exactly_the_matching_objects(kubeconfig: Pat
     t = threading.Thread(target=mgr.start, args=(stop,))
     t.start()
     try:
-        eventually(mgr.cache.has_synced, what="cache sync")
+        wait_for(mgr.cache.has_synced, what="cache sync")
         everything = client.list(CONFIG_MAP, namespace) + client.list(CONFIG_MAP, other)
 
         def expect(ns: str | None, target: str, tier: str | None = None) -> set[tuple[str, str]]:
@@ -127,7 +128,7 @@ def test_field_index_queries_return_exactly_the_matching_objects(kubeconfig: Pat
         # the index follows updates: move one object to another target
         client.patch(CONFIG_MAP, "o-0", {"data": {"target": "blue"}}, namespace)
         blue = {"data.target": "blue"}
-        eventually(lambda: (namespace, "o-0") in got(mgr.client.list(CONFIG_MAP, field_selector=blue)),
+        wait_for(lambda: (namespace, "o-0") in got(mgr.client.list(CONFIG_MAP, field_selector=blue)),
                    what="index update")
         assert (namespace, "o-0") not in got(mgr.client.list(CONFIG_MAP, field_selector={"data.target": "red"}))
         with pytest.raises(CacheError, match="no index"):
@@ -146,7 +147,7 @@ def test_uncached_read_sees_a_write_before_the_informer(kubeconfig: Path, namesp
     t = threading.Thread(target=mgr.start, args=(stop,))
     t.start()
     try:
-        eventually(mgr.cache.has_synced, what="cache sync")
+        wait_for(mgr.cache.has_synced, what="cache sync")
         inf = infs[0]
         with inf._lock:  # hold the informer's apply step: the watch event cannot reach the cache
             created = client.create(CONFIG_MAP, configmap("fresh", v="1"), namespace)
@@ -155,7 +156,7 @@ def test_uncached_read_sees_a_write_before_the_informer(kubeconfig: Path, namesp
             assert fresh.client.get(CONFIG_MAP, "fresh", namespace)["data"] == {"v": "1"}
             with pytest.raises(NotFound):
                 mgr.client.get(CONFIG_MAP, "fresh", namespace)
-        eventually(lambda: _cached(mgr, "fresh", namespace), what="informer catches up")
+        wait_for(lambda: _cached(mgr, "fresh", namespace), what="informer catches up")
         cached = mgr.client.get(CONFIG_MAP, "fresh", namespace)
         with pytest.raises(TypeError, match="read-only"):
             cached["data"]["v"] = "2"
@@ -209,10 +210,10 @@ def test_controller_reconciles_retries_and_exposes_metrics_two_managers(kubeconf
     try:
         for name in ("a", "flaky", "later"):
             client.create(CONFIG_MAP, configmap(name), namespace)
-        eventually(done.is_set, what="flaky reconciled after retries")
-        eventually(lambda: all("copied" in (o.get("data") or {}) for o in client.list(CONFIG_MAP, namespace)),
+        wait_for(done.is_set, what="flaky reconciled after retries")
+        wait_for(lambda: all("copied" in (o.get("data") or {}) for o in client.list(CONFIG_MAP, namespace)),
                    what="all copied")
-        eventually(lambda: attempts.get("later", 0) >= 2, what="requeue_after honoured")
+        wait_for(lambda: attempts.get("later", 0) >= 2, what="requeue_after honoured")
         assert attempts["flaky"] >= 3
         assert ctrl.queue.num_requeues(Request(namespace, "flaky")) == 0  # forgotten after success
         body = urllib.request.urlopen(f"http://127.0.0.1:{mgr.metrics_port}/metrics", timeout=5).read().decode()

@@ -22,7 +22,8 @@ from sriovop.runtime.cache import SharedIndexInformer
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import ApiError
 from sriovop.runtime.kinds import CONFIG_MAP
-from test.support.runtime_live import cache_rvs, client_for, configmap, eventually, new_namespace, server_rvs
+from test.support.poll import wait_for
+from test.support.runtime_live import cache_rvs, client_for, configmap, new_namespace, server_rvs
 
 
 @pytest.fixture(scope="module")
@@ -71,14 +72,14 @@ def test_apiserver_restart_during_write_stream_converges_exactly(private_cp: Con
     try:
         assert inf.wait_for_cache_sync(30)
         writer.start()
-        eventually(lambda: counts.get("ok", 0) > 100, what="writes before the restart")
+        wait_for(lambda: counts.get("ok", 0) > 100, what="writes before the restart")
         watches_before = inf.reflector.watches
         private_cp.restart_apiserver(downtime=1.0)
         ok_at_restart = counts.get("ok", 0)
-        eventually(lambda: counts.get("ok", 0) > ok_at_restart + 100, timeout=60, what="writes after restart")
+        wait_for(lambda: counts.get("ok", 0) > ok_at_restart + 100, timeout=60, what="writes after restart")
         wstop.set()
         writer.join(10)
-        eventually(lambda: _converged(client, inf, ns), timeout=60, what="cache equals server state")
+        wait_for(lambda: _converged(client, inf, ns), timeout=60, what="cache equals server state")
         assert server_rvs(client, ns) == cache_rvs(inf.store.list())
         assert inf.reflector.watches > watches_before  # it did lose and re-establish the watch
     finally:
@@ -125,8 +126,8 @@ def test_watch_rv_compacted_away_relists_and_converges(private_cp: ControlPlane)
             assert revision > watched_rv
             _etcd(private_cp, "/v3/kv/compaction", {"revision": str(revision), "physical": True})
             private_cp.restart_apiserver()
-        eventually(lambda: inf.reflector.lists > lists_before, timeout=90, what="a relist after 410")
-        eventually(lambda: _converged(client, inf, ns), timeout=60, what="cache equals server state")
+        wait_for(lambda: inf.reflector.lists > lists_before, timeout=90, what="a relist after 410")
+        wait_for(lambda: _converged(client, inf, ns), timeout=60, what="cache equals server state")
         assert server_rvs(client, ns) == cache_rvs(inf.store.list())
         names = {o["metadata"]["name"] for o in inf.store.list()}
         assert "c-0" not in names and "n-9" in names and "unwatched" not in names
@@ -146,7 +147,7 @@ def test_frozen_apiserver_longer_than_read_timeout_watch_recovers(private_cp: Co
     try:
         assert inf.wait_for_cache_sync(30)
         client.create(CONFIG_MAP, configmap("before"), ns)
-        eventually(lambda: inf.store.get_by_key(f"{ns}/before") is not None, what="before cached")
+        wait_for(lambda: inf.store.get_by_key(f"{ns}/before") is not None, what="before cached")
         watches = inf.reflector.watches
         os.kill(pid, signal.SIGSTOP)
         try:
@@ -154,10 +155,10 @@ def test_frozen_apiserver_longer_than_read_timeout_watch_recovers(private_cp: Co
         finally:
             os.kill(pid, signal.SIGCONT)
         client.create(CONFIG_MAP, configmap("after"), ns)
-        eventually(lambda: inf.store.get_by_key(f"{ns}/after") is not None, timeout=60,
+        wait_for(lambda: inf.store.get_by_key(f"{ns}/after") is not None, timeout=60,
                    what="the watch recovers and delivers a new object")
         assert inf.reflector.watches > watches  # the stalled watch was abandoned, not waited on
-        eventually(lambda: _converged(client, inf, ns), timeout=30, what="converged")
+        wait_for(lambda: _converged(client, inf, ns), timeout=30, what="converged")
     finally:
         stop.set()
         inf.stop()

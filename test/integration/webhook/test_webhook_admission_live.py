@@ -15,8 +15,9 @@ from sriovop.api.v1 import kinds
 from sriovop.devcluster import ControlPlane
 from sriovop.runtime import kinds as core
 from sriovop.runtime.errors import ApiError, NotFound
-from test.support.controllers_harness import network_controllers, wait_for
+from test.support.controllers_harness import network_controllers
 from test.support.kubectl import run_kubectl
+from test.support.poll import wait_for
 from test.support.webhook_cluster import WebhookCluster, webhook_cluster
 from test.support.webhook_objects import nad
 

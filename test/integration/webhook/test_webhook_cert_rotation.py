@@ -47,7 +47,7 @@ from sriovop.runtime.errors import ApiError
 from sriovop.runtime.manager import Manager
 from test.conftest import CRD_DIR
 from test.support.kube import apply_crds
-from test.support.operator_drain import wait_for
+from test.support.poll import wait_for
 from test.support.secret_volume import SecretVolume
 from test.support.webhook_availability import served_certificate
 from test.support.webhook_objects import SUPPORTED_NIC_DATA

@@ -15,7 +15,7 @@ from sriovop.runtime.errors import Conflict, NotFound, ServerError
 from sriovop.runtime.leaderelection import LeaderElectionConfig, LeaderElectionRecord, LeaderElector
 from sriovop.runtime.leaderelection.elector import _Attempt
 from sriovop.runtime.leaderelection.leaselock import WatchHandle
-from test.support.workqueue_wait import wait_for
+from test.support.poll import wait_for
 
 
 class FakeLock:

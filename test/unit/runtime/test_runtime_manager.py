@@ -18,19 +18,13 @@ from sriovop.runtime.config import RestConfig
 from sriovop.runtime.controller import Controller, Request, Result, TerminalError
 from sriovop.runtime.manager import LeaderElectionLost, Manager, ManagerError
 from sriovop.runtime.workqueue import ItemExponentialFailureRateLimiter
+from test.support.poll import wait_for
 
 
 def offline_client() -> Client:
     cfg = Configuration()
     cfg.host = "https://127.0.0.1:9"  # never contacted: these tests use no informers
     return Client(RestConfig(configuration=cfg))
-
-
-def wait(pred: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.005)
 
 
 class Recorder:
@@ -138,7 +132,7 @@ def test_function_runnables_and_lost_leadership() -> None:
 
     mgr.add(work)
     t, _stop, errors = run_manager(mgr)
-    wait(lambda: elector.started is not None)
+    wait_for(lambda: elector.started is not None)
     assert elector.started is not None and elector.stopped is not None
     elector.started()
     ran.wait(5)
@@ -175,8 +169,8 @@ def test_probes_and_metrics_on_own_ports_for_two_managers() -> None:
     ta, sa, ea = run_manager(a)
     tb, sb, eb = run_manager(b)
     try:
-        wait(lambda: a.probe_port is not None and b.probe_port is not None and a.metrics_port is not None)
-        wait(lambda: _status(f"http://127.0.0.1:{b.probe_port}/healthz") == 200)
+        wait_for(lambda: a.probe_port is not None and b.probe_port is not None and a.metrics_port is not None)
+        wait_for(lambda: _status(f"http://127.0.0.1:{b.probe_port}/healthz") == 200)
         assert _status(f"http://127.0.0.1:{a.probe_port}/readyz") == 200
         assert _status(f"http://127.0.0.1:{b.probe_port}/readyz") == 500
         assert _status(f"http://127.0.0.1:{b.probe_port}/readyz?exclude=certs") == 200
@@ -245,8 +239,8 @@ def test_controller_results_requeue_forget_and_metrics() -> None:
         ctrl.enqueue(Request("ns", name))
     for _ in range(50):
         ctrl.enqueue(Request("ns", "hot"))  # never two workers on one request
-    wait(lambda: calls.get("err") == 3 and calls.get("after") == 2 and calls.get("requeue") == 2)
-    wait(lambda: len(ctrl.queue) == 0)
+    wait_for(lambda: calls.get("err") == 3 and calls.get("after") == 2 and calls.get("requeue") == 2)
+    wait_for(lambda: len(ctrl.queue) == 0)
     time.sleep(0.1)
     stop.set()
     t.join(10)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from sriovop.devcluster import vmguest, vmqmp
 from sriovop.devcluster.vmguest import GuestError, RunningGuest
+from test.support.poll import wait_for
 
 SILENT_THEN_BOOT = """
 n=$(cat "$1/boots" 2>/dev/null || echo 0); echo $((n + 1)) > "$1/boots"
@@ -40,13 +39,6 @@ def _guest(tmp_path: Path, script: str, **kwargs: float | int) -> RunningGuest:
     return RunningGuest(["sh", "-c", script, "sh", str(job)], job, **kwargs)  # type: ignore[arg-type]
 
 
-def _until(probe: Callable[[], bool], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not probe():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.05)
-
-
 def test_a_silent_boot_is_reported_and_replaced_once(tmp_path: Path, stall_reports: list[str]) -> None:
     # 5 s of silence: the second boot prints long before that even on a busy machine.
     guest = _guest(tmp_path, SILENT_THEN_BOOT, boot_silence=5.0, boot_attempts=2)
@@ -67,7 +59,7 @@ def test_a_silent_boot_is_reported_and_replaced_once(tmp_path: Path, stall_repor
 def test_the_last_silent_boot_is_left_to_the_callers_deadline(tmp_path: Path, stall_reports: list[str]) -> None:
     guest = _guest(tmp_path, SILENT_THEN_BOOT, boot_silence=1.0, boot_attempts=1)
     try:
-        _until(lambda: bool(guest.stalled_boots))
+        wait_for(lambda: bool(guest.stalled_boots), 120)
         with pytest.raises(GuestError) as err:
             guest.wait_for("hello", timeout=0.5)
         assert "boot 1 printed nothing" in str(err.value)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from sriovop.runtime.workqueue import DelayingQueue, FakeClock
-from test.support.workqueue_wait import wait_for
+from test.support.poll import wait_for
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from sriovop.runtime.workqueue import (
     Queue,
     RateLimitingQueue,
 )
-from test.support.workqueue_wait import wait_for
+from test.support.poll import wait_for
 
 LABELS = {"name": "test", "controller": "test"}
 

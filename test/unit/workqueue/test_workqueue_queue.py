@@ -10,7 +10,7 @@ import weakref
 import pytest
 
 from sriovop.runtime.workqueue import Queue
-from test.support.workqueue_wait import wait_for
+from test.support.poll import wait_for
 
 AFTER_SHUTDOWN = "added after shutdown!"
 
