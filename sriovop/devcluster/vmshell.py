@@ -91,6 +91,14 @@ class GuestShell:
             (job / f"req-{n}.{suffix}").unlink(missing_ok=True)
         return rc, *answer
 
+    def check(self, cmd: str, timeout: float = 120) -> str:
+        """`run` for a command that must succeed: its stdout, or a GuestError naming the command, its exit
+        code and its stderr (a test's step fails there, with the guest's own words)."""
+        rc, out, err = self.run(cmd, timeout=timeout)
+        if rc != 0:
+            raise GuestError(f"guest: {cmd}: rc {rc}: {err.strip()}")
+        return out
+
     def daemon_alive(self, timeout: float = 120) -> bool:
         rc, _out, _err = self.run(f'kill -0 "$(cat /run/job/{DAEMON_PID_FILE})"', timeout=timeout)
         return rc == 0

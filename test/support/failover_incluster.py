@@ -40,7 +40,7 @@ from test.support.failover_lease import LeaseRecorder
 from test.support.failover_podlogs import PodLogWrites
 from test.support.failover_workload import Workload, wait_converged
 from test.support.incluster import NAMESPACE, Installed
-from test.support.poll import wait_for
+from test.support.poll import TimedOut, wait_for
 
 LEASE_NAME = "a56def2a.openshift.io"
 DEPLOYMENT_NAME = "sriov-network-operator"
@@ -202,7 +202,7 @@ class ClusterFailover:
     def _eventually(check: Callable[[], bool], timeout: float = 60.0) -> bool:
         try:
             return bool(wait_for(check, timeout=timeout, what="a condition", interval=0.2))
-        except AssertionError:
+        except TimedOut:
             return False
 
     def _taken_over(self, old: str, since: float) -> bool:

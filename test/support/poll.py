@@ -20,6 +20,11 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+class TimedOut(AssertionError):
+    """The condition did not hold within the deadline: a test failure, and the one exception a caller
+    that only wants to know whether it held (and goes on either way) catches."""
+
+
 #: The first pause between two checks; each pause doubles up to the caller's `interval`.
 FIRST_PAUSE = 0.001
 
@@ -27,7 +32,7 @@ FIRST_PAUSE = 0.001
 def wait_for(predicate: Callable[[], T], timeout: float = 30.0, what: str = "condition",
              interval: float = 0.1,
              tolerate: tuple[type[Exception], ...] = (Exception,)) -> T:
-    """Return the predicate's first truthy value; raise AssertionError naming `what` and the last value
+    """Return the predicate's first truthy value; raise TimedOut naming `what` and the last value
     (or exception) when none came within `timeout` seconds. The predicate is checked at least once,
     and once more after the deadline passed, so a slow check never fails for lack of a last look."""
     deadline = time.monotonic() + timeout
@@ -44,6 +49,6 @@ def wait_for(predicate: Callable[[], T], timeout: float = 30.0, what: str = "con
                 return value
             last = value
         if expired:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value: {last!r}")
+            raise TimedOut(f"timed out after {timeout}s waiting for {what}; last value: {last!r}")
         time.sleep(pause)
         pause = min(pause * 2, interval)

@@ -64,16 +64,10 @@ def network_status(pod: dict[str, Any]) -> dict[str, Any]:
     return dict(entry)
 
 
-def _ok(shell: GuestShell, cmd: str) -> str:
-    rc, out, err = shell.run(cmd)
-    assert rc == 0, f"guest: {cmd}: rc {rc}: {err.strip()}"
-    return out
-
-
 def container_pid(shell: GuestShell, pod: dict[str, Any]) -> int:
     """The pod container's init pid in the guest (containerd's task list)."""
     cid = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
-    out = _ok(shell, f"ctr --address {CONTAINERD_SOCK} -n k8s.io task ls")
+    out = shell.check(f"ctr --address {CONTAINERD_SOCK} -n k8s.io task ls")
     for line in out.splitlines():
         fields = line.split()
         if fields and fields[0] == cid:
@@ -100,26 +94,26 @@ class PodVf:
 def pod_vf(shell: GuestShell, pid: int, resource_env: str) -> PodVf:
     ns = f"nsenter -t {pid} -n"
     # A sysfs mounted from the pod's netns shows its net1 (as `ip netns exec` does), in a private mount ns.
-    sysfs = _ok(shell, f"{ns} unshare -m sh -c 'mount -t sysfs sysfs /sys && "
+    sysfs = shell.check(f"{ns} unshare -m sh -c 'mount -t sysfs sysfs /sys && "
                        "readlink -f /sys/class/net/net1/device && readlink -f /sys/class/net/net1/device/driver'")
     pci, driver = (line.rsplit("/", 1)[-1] for line in sysfs.split())
     # The pod image's ethtool (the guest has none), its ioctl in the pod's netns.
-    ethtool = dict(line.split(": ", 1) for line in _ok(shell, f"{ns} chroot /proc/{pid}/root ethtool -i net1")
+    ethtool = dict(line.split(": ", 1) for line in shell.check(f"{ns} chroot /proc/{pid}/root ethtool -i net1")
                    .splitlines() if ": " in line)
-    environ = _ok(shell, f"tr '\\0' '\\n' < /proc/{pid}/environ")
+    environ = shell.check(f"tr '\\0' '\\n' < /proc/{pid}/environ")
     env = dict(line.split("=", 1) for line in environ.splitlines() if "=" in line)
-    [addr] = json.loads(_ok(shell, f"{ns} ip -j addr show net1"))
+    [addr] = json.loads(shell.check(f"{ns} ip -j addr show net1"))
     return PodVf(pci_sysfs=pci, driver_sysfs=driver, ethtool=ethtool, env_pci=env.get(resource_env, ""),
                  mac=addr["address"], ips=[a["local"] for a in addr.get("addr_info", []) if a["family"] == "inet"],
-                 link_detail=_ok(shell, f"{ns} ip -d link show net1"))
+                 link_detail=shell.check(f"{ns} ip -d link show net1"))
 
 
 def pf_vf_entry(shell: GuestShell, pf: str, pf_pci: str, vf_pci: str) -> dict[str, Any]:
     """The PF's netlink entry of the VF at `vf_pci` (`ip -j -d link show <pf>`), with its index."""
-    out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do echo \"${{l##*virtfn}} "
+    out = shell.check(f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do echo \"${{l##*virtfn}} "
                      f"$(basename \"$(readlink -f \"$l\")\")\"; done")
     index = {p: int(i) for i, p in (line.split() for line in out.splitlines())}[vf_pci]
-    [link] = json.loads(_ok(shell, f"ip -j -d link show {pf}"))
+    [link] = json.loads(shell.check(f"ip -j -d link show {pf}"))
     [entry] = [v for v in link.get("vfinfo_list", []) if v.get("vf") == index]
     return dict(entry)
 
@@ -133,7 +127,7 @@ def vlan_of(entry: dict[str, Any]) -> int:
 
 def net1_flags(shell: GuestShell, pid: int) -> list[str]:
     """The link flags of the pod's net1 (`UP`, `LOWER_UP`, ...), read in the pod's network namespace."""
-    return list(json.loads(_ok(shell, f"nsenter -t {pid} -n ip -j link show net1"))[0]["flags"])
+    return list(json.loads(shell.check(f"nsenter -t {pid} -n ip -j link show net1"))[0]["flags"])
 
 
 def has_link(shell: GuestShell, pid: int) -> bool:
@@ -157,20 +151,20 @@ def traffic_evidence(shell: GuestShell, pid: int, pf: str) -> str:
 
 def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, tuple[str, str]]:
     """PCI address -> (netdev name, MAC) of every VF netdev in the guest's host namespace."""
-    out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do d=$(readlink -f \"$l\"); "
+    out = shell.check(f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do d=$(readlink -f \"$l\"); "
                      "for n in \"$d\"/net/*; do if [ -e \"$n\" ]; then "
                      "echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; fi; done; done")
     return {pci: (name, mac) for pci, name, mac in (line.split() for line in out.splitlines())}
 
 
 def kubelet_pid(shell: GuestShell) -> int:
-    return int(_ok(shell, f"cat {KUBELET_PID_FILE}").strip())
+    return int(shell.check(f"cat {KUBELET_PID_FILE}").strip())
 
 
 def kill_kubelet(shell: GuestShell) -> int:
     """Kill the guest's kubelet (node.sh's supervisor starts a new one); returns the killed pid."""
     pid = kubelet_pid(shell)
-    _ok(shell, f"kill {pid}")
+    shell.check(f"kill {pid}")
     return pid
 
 
@@ -199,7 +193,7 @@ CNI_SERVER_LOGS = f"{POD_LOGS}/*_sriov-network-config-daemon-*/sriov-cni-server/
 def cni_server_log(shell: GuestShell) -> str:
     """Every sriov-cni-server container log of the guest, as the kubelet wrote them (CRI format: time,
     stream, tag, then the server's JSON line)."""
-    return _ok(shell, f"cat {CNI_SERVER_LOGS} 2>/dev/null; true")
+    return shell.check(f"cat {CNI_SERVER_LOGS} 2>/dev/null; true")
 
 
 def cni_durations(log: str, command: str, plugin: str = "sriov") -> list[float]:
@@ -240,8 +234,8 @@ def add_found(shell: GuestShell) -> dict[str, tuple[str, str]]:
     """PCI address -> (host netdev name, MAC) as each running ADD found its VF (OrigVfState in the
     caches DEL restores from)."""
     found = {}
-    for line in _ok(shell, f"for f in {CNI_CACHES}/*-net1; do [ -f \"$f\" ] && cat \"$f\" && echo; done; true"
-                    ).splitlines():
+    caches = shell.check(f"for f in {CNI_CACHES}/*-net1; do [ -f \"$f\" ] && cat \"$f\" && echo; done; true")
+    for line in caches.splitlines():
         if line.strip():
             cache = json.loads(line)
             orig = cache.get("OrigVfState") or {}
@@ -258,7 +252,7 @@ _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 def kubepoddevices(shell: GuestShell) -> list[dict[str, str]]:
     """The labels of every `sriov_kubepoddevice` series, scraped from the guest's exporter by the guest."""
-    text = _ok(shell, f"busybox wget -q -O - http://{GUEST_IP}:{EXPORTER_PORT}/metrics")
+    text = shell.check(f"busybox wget -q -O - http://{GUEST_IP}:{EXPORTER_PORT}/metrics")
     return [dict(_LABEL.findall(line[line.index("{"):line.rindex("}")]))
             for line in text.splitlines() if line.startswith("sriov_kubepoddevice{")]
 
@@ -272,7 +266,7 @@ VFIO_PROBE = (
 
 def vfio_facts(shell: GuestShell) -> str:
     """What the guest offers vfio-pci: the module, IOMMU groups, the no-IOMMU switch, the kernel's words."""
-    return _ok(shell, VFIO_PROBE)[-4000:]
+    return shell.check(VFIO_PROBE)[-4000:]
 
 
 def device_holders(rows: list[dict[str, str]]) -> dict[str, str]:

@@ -41,16 +41,10 @@ def vfio_pod(node: str) -> dict[str, Any]:
     return vf_pod(POD_NAME, node, NETWORK)
 
 
-def _ok(shell: GuestShell, cmd: str) -> str:
-    rc, out, err = shell.run(cmd)
-    assert rc == 0, f"guest: {cmd}: rc {rc}: {err.strip()}"
-    return out
-
-
 def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, dict[str, str]]:
     """PCI address -> driver, IOMMU group and whether the guest has `/dev/vfio/<group>`, for every VF of
     the PF (the guest's sysfs and devtmpfs)."""
-    out = _ok(shell, f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do [ -e \"$l\" ] || continue; "
+    out = shell.check(f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do [ -e \"$l\" ] || continue; "
                      "d=$(readlink -f \"$l\"); g=$(basename \"$(readlink \"$d/iommu_group\")\"); "
                      "c=no; [ -c /dev/vfio/$g ] && c=yes; "
                      "echo \"${d##*/} $(basename \"$(readlink \"$d/driver\")\") $g $c\"; done")
@@ -68,14 +62,14 @@ def container_exec(shell: GuestShell, container_id: str, script: str, exec_id: s
 def pod_vfio(shell: GuestShell, pod: dict[str, Any], pid: int, resource_env: str) -> dict[str, Any]:
     """The container's view: its /dev/vfio, its environment, and whether it can open the group device
     named by the IOMMU group of the VF in its environment."""
-    environ = _ok(shell, f"tr '\\0' '\\n' < /proc/{pid}/environ")
+    environ = shell.check(f"tr '\\0' '\\n' < /proc/{pid}/environ")
     env = dict(line.split("=", 1) for line in environ.splitlines() if "=" in line)
     pci = env.get(resource_env, "")
     info = json.loads(env.get(f"{resource_env}_INFO") or "{}")
     cid = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
     rc, listing = container_exec(shell, cid, f"ls {VFIO_DIR}", "vfio-ls")
     devices = sorted(listing.split()) if rc == 0 else []
-    group = _ok(shell, f"basename \"$(readlink /sys/bus/pci/devices/{shlex.quote(pci)}/iommu_group)\"").strip() \
+    group = shell.check(f"basename \"$(readlink /sys/bus/pci/devices/{shlex.quote(pci)}/iommu_group)\"").strip() \
         if pci else ""
     # Opening the group (and the container device) is what a DPDK application does first; it fails with
     # EPERM when the container's device rules lack the node, ENOENT when it is missing.
@@ -91,20 +85,20 @@ def pod_vfio(shell: GuestShell, pod: dict[str, Any], pid: int, resource_env: str
             "spec_devices": spec_devices(shell, cid), "checkpoint": checkpoint_entries(shell, pod),
             "dev_mounts": [line for line in container_exec(shell, cid, "cat /proc/self/mountinfo", "vfio-mounts")[1]
                            .splitlines() if " /dev" in line],
-            "runtime": _ok(shell, "runc --version 2>&1 | head -1 || true").strip(),
+            "runtime": shell.check("runc --version 2>&1 | head -1 || true").strip(),
             # The container's own view, read from the guest through its init process (no exec involved).
-            "init_dev_vfio": sorted(_ok(shell, f"ls /proc/{pid}/root{VFIO_DIR} 2>/dev/null || true").split()),
-            "init_dev_mounts": [line for line in _ok(shell, f"cat /proc/{pid}/mountinfo").splitlines()
+            "init_dev_vfio": sorted(shell.check(f"ls /proc/{pid}/root{VFIO_DIR} 2>/dev/null || true").split()),
+            "init_dev_mounts": [line for line in shell.check(f"cat /proc/{pid}/mountinfo").splitlines()
                                 if " /dev" in line],
             "spec_dev_mounts": spec_dev_mounts(shell, cid),
-            "mnt_ns": {"init": _ok(shell, f"readlink /proc/{pid}/ns/mnt").strip(),
+            "mnt_ns": {"init": shell.check(f"readlink /proc/{pid}/ns/mnt").strip(),
                        "exec": container_exec(shell, cid, "readlink /proc/self/ns/mnt", "vfio-ns")[1],
-                       "guest": _ok(shell, "readlink /proc/self/ns/mnt").strip()}}
+                       "guest": shell.check("readlink /proc/self/ns/mnt").strip()}}
 
 
 def spec_dev_mounts(shell: GuestShell, container_id: str) -> list[str]:
     """The mounts under /dev in the container's OCI spec."""
-    info = json.loads(_ok(shell, f"ctr --address {CONTAINERD_SOCK} -n k8s.io containers info {container_id}"))
+    info = json.loads(shell.check(f"ctr --address {CONTAINERD_SOCK} -n k8s.io containers info {container_id}"))
     mounts = (info.get("Spec") or {}).get("mounts") or []
     return [f"{m.get('destination')} {m.get('type')} {m.get('source')}" for m in mounts
             if str(m.get("destination", "")).startswith("/dev")]
@@ -123,7 +117,7 @@ def device_rules_only_for(seen: dict[str, Any], group: str) -> bool:
 
 def spec_devices(shell: GuestShell, container_id: str) -> list[str]:
     """The device nodes in the container's OCI spec as containerd stored it (what runc created)."""
-    info = json.loads(_ok(shell, f"ctr --address {CONTAINERD_SOCK} -n k8s.io containers info {container_id}"))
+    info = json.loads(shell.check(f"ctr --address {CONTAINERD_SOCK} -n k8s.io containers info {container_id}"))
     devices = ((info.get("Spec") or {}).get("linux") or {}).get("devices") or []
     return [f"{d.get('path')} {d.get('major')}:{d.get('minor')}" for d in devices]
 
@@ -131,7 +125,7 @@ def spec_devices(shell: GuestShell, container_id: str) -> list[str]:
 def checkpoint_entries(shell: GuestShell, pod: dict[str, Any]) -> list[dict[str, Any]]:
     """The kubelet's device-manager checkpoint entries of the pod: device IDs and the Allocate response
     the kubelet kept (its devices are what it passes to the runtime)."""
-    data = json.loads(_ok(shell, f"cat {CHECKPOINT}"))
+    data = json.loads(shell.check(f"cat {CHECKPOINT}"))
     uid = pod["metadata"]["uid"]
     out = []
     for entry in (data.get("Data") or {}).get("PodDeviceEntries") or []:

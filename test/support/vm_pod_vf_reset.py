@@ -14,9 +14,9 @@ of ours, and the test must see it fail.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from test.support.poll import TimedOut, wait_for
 from test.support.vm_daemon import GuestShell
 from test.support.vm_node_pods import has_link, net1_flags
 
@@ -27,12 +27,11 @@ ATTEMPT_WAIT_S = 30.0
 
 
 def _carrier_within(shell: GuestShell, pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if has_link(shell, pid):
-            return True
-        time.sleep(1.0)
-    return False
+    try:
+        wait_for(lambda: has_link(shell, pid), seconds, f"a carrier on net1 of pid {pid}", interval=1.0, tolerate=())
+    except TimedOut:
+        return False
+    return True
 
 
 def reset_until_carrier(shell: GuestShell, pid: int, attempts: int = ATTEMPTS,
@@ -46,8 +45,7 @@ def reset_until_carrier(shell: GuestShell, pid: int, attempts: int = ATTEMPTS,
     if "LOWER_UP" in flags:
         return {"resets": 0, "carrier": True}
     for attempt in range(1, attempts + 1):
-        rc, _out, err = shell.run(f"nsenter -t {pid} -n sh -c 'ip link set net1 down && ip link set net1 up'")
-        assert rc == 0, f"resetting net1 of pid {pid}: {err.strip()}"
+        shell.check(f"nsenter -t {pid} -n sh -c 'ip link set net1 down && ip link set net1 up'")
         if _carrier_within(shell, pid, wait_s):
             return {"resets": attempt, "carrier": True}
     return {"resets": attempts, "carrier": False}
