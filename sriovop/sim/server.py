@@ -1,7 +1,10 @@
 """The simulator's control channel: JSON lines over an abstract unix socket.
 
 Abstract names avoid the 108-byte path limit of deep pytest temp roots and vanish with the process.
-Each connection gets a thread; the kernel's own lock serialises the operations.
+Each connection gets a thread; the kernel's own lock serialises the operations. An idle simulator costs
+no CPU: its accept blocks until a client connects, and stop() wakes it by shutting the socket down
+(a hollow fleet runs thousands of simulators in a few processes, where an accept polled five times a
+second would be thousands of wake-ups a second for nothing).
 """
 
 from __future__ import annotations
@@ -37,13 +40,17 @@ class SimServer:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind("\0" + self.address[1:])
         sock.listen(64)
-        sock.settimeout(0.2)
         self._sock = sock
         self._thread = threading.Thread(target=self._accept_loop, name="sim-server", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)  # the blocked accept returns (EINVAL)
+            except OSError:
+                pass
         if self._thread is not None:
             self._thread.join(5)
         if self._sock is not None:
@@ -61,9 +68,7 @@ class SimServer:
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
+            except OSError:  # shut down by stop()
                 return
             with self._lock:
                 self._conns.add(conn)
