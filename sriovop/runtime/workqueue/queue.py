@@ -68,6 +68,11 @@ class Queue(Generic[T]):
         self._metrics = metrics
         self._metrics_stop = threading.Event()
         self._metrics_cond = threading.Condition(threading.Lock())
+        # Whether the next unfinished-work update can change the gauges: set when a worker takes an item,
+        # cleared by an update that found nothing in process (it published the zeros). While clear, the
+        # update loop sleeps without a timeout: an idle queue costs no wake-ups (a process with thousands
+        # of queues, as a hollow fleet's daemons, would otherwise wake thousands of times a second).
+        self._metrics_busy = False
         self._metrics_thread: threading.Thread | None = None
         if metrics.enabled:
             self._metrics_thread = threading.Thread(
@@ -116,6 +121,10 @@ class Queue(Generic[T]):
             self._metrics.get(item)
             self._processing.add(item)
             self._dirty.discard(item)
+            if self._metrics_thread is not None and not self._metrics_busy:
+                with self._metrics_cond:
+                    self._metrics_busy = True
+                    self._metrics_cond.notify()
             return item, False
 
     def done(self, item: T) -> None:
@@ -164,10 +173,18 @@ class Queue(Generic[T]):
             thread.join()
 
     def _update_unfinished_work_loop(self, period: float) -> None:
+        """client-go's update every `period` while items are in process; asleep while none has been
+        since the last update (the gauges already read 0 then), until get() hands out an item."""
         next_tick = self._clock.now() + period
         while True:
             with self._metrics_cond:
-                while not self._metrics_stop.is_set() and self._clock.now() < next_tick:
+                while not self._metrics_stop.is_set():
+                    if not self._metrics_busy:
+                        self._metrics_cond.wait()
+                        next_tick = self._clock.now() + period
+                        continue
+                    if self._clock.now() >= next_tick:
+                        break
                     self._clock.wait(self._metrics_cond, next_tick - self._clock.now())
             if self._metrics_stop.is_set():
                 return
@@ -176,3 +193,5 @@ class Queue(Generic[T]):
                 if self._shutting_down:  # client-go: no unfinished-work update after shutdown
                     return
                 self._metrics.update_unfinished_work()
+                if not self._processing:
+                    self._metrics_busy = False
