@@ -10,10 +10,11 @@ from sriovop.cni.add import sriov_dirs
 from sriovop.cni.cache import CachedAdd
 from sriovop.cni.context import Node, require_env
 from sriovop.cni.errors import DEVICE_FAILURE, INVALID_ENV, CniError
-from sriovop.cni.links import index_of, link_state, netlink_in
+from sriovop.cni.links import index_of, link_state
 from sriovop.cni.netconf import NetConf
 from sriovop.cni.server import CniRequest
 from sriovop.cni.vfdevice import find_vf
+from sriovop.host.netns_socket import netlink_in
 
 
 def cmd_check(node: Node, req: CniRequest, conf: NetConf) -> None:

@@ -16,11 +16,12 @@ from sriovop.cni.add import restore_netdev, return_to_host, sriov_dirs
 from sriovop.cni.cache import CachedAdd
 from sriovop.cni.context import Node, require_env
 from sriovop.cni.errors import DEVICE_FAILURE, CniError, why
-from sriovop.cni.links import LinkError, index_of, netlink_in, rename
+from sriovop.cni.links import LinkError, index_of, rename
 from sriovop.cni.netconf import check_pci, lookup
 from sriovop.cni.server import CniRequest
 from sriovop.cni.settle import restored_change, settle
 from sriovop.cni.vfdevice import find_vf
+from sriovop.host.netns_socket import netlink_in
 
 
 def cmd_del(node: Node, req: CniRequest, *, plugin: str = "sriov") -> list[str]:

@@ -1,9 +1,8 @@
 """Real netlink on the VF netdev: sockets inside a pod's network namespace, and the move in and out.
 
-A pod's namespace arrives as an open file descriptor (the shim passes it). A netlink socket is bound
-to the namespace of the thread that creates it, so `netlink_in(fd)` creates one on a short-lived
-thread that has entered the namespace (setns is per thread) and hands it to pyroute2: no fork, no
-mount of the runtime's netns path, and the server's own threads never change namespace.
+A pod's namespace arrives as an open file descriptor (the shim passes it); `netlink_in(fd)`
+(sriovop.host.netns_socket) opens a socket in it without a fork and without a mount of the runtime's
+netns path, and the server's own threads never change namespace.
 
 Moving goes through a temporary name unique to the move (`sv<12 hex>`): renamed in the namespace it
 leaves, moved, renamed to its final name in the namespace it reaches. The kernel applies a name sent
@@ -14,12 +13,9 @@ the other's names (a host interface called net1, e.g. a VF returned by a dead po
 
 from __future__ import annotations
 
-import ctypes
 import errno as errno_mod
 import os
 import secrets
-import socket
-import threading
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -28,45 +24,7 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 from sriovop.cni.worker_sockets import kept_per_worker
-
-CLONE_NEWNET = 0x40000000
-NETLINK_ROUTE = 0
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def setns(fd: int) -> None:
-    """Move the calling thread (only) into the network namespace `fd`."""
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, f"setns: {os.strerror(code)}")
-
-
-def netlink_in(netns_fd: int | None) -> IPRoute:
-    """An IPRoute whose socket lives in the namespace `netns_fd` (None: this process's)."""
-    if netns_fd is None:
-        return IPRoute()
-    result: list[Any] = []
-
-    def create() -> None:
-        try:
-            own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                setns(netns_fd)
-                try:
-                    result.append(socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_ROUTE))
-                finally:
-                    setns(own)
-            finally:
-                os.close(own)
-        except BaseException as e:  # handed to the caller below
-            result.append(e)
-
-    thread = threading.Thread(target=create, name="netns-socket")
-    thread.start()
-    thread.join()
-    if isinstance(result[0], BaseException):
-        raise result[0]
-    return IPRoute(use_socket=result[0])
+from sriovop.host.netns_socket import netlink_in
 
 
 def netlink_at(path: str) -> AbstractContextManager[tuple[IPRoute, int]]:

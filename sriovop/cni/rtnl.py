@@ -30,8 +30,8 @@ from pyroute2.netlink.rtnl import RTM_GETLINK, RTM_NEWLINK, RTM_SETLINK
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
-from sriovop.cni.links import setns
 from sriovop.cni.worker_sockets import kept_per_worker
+from sriovop.host.netns_socket import setns
 
 NETLINK_ROUTE = 0
 SOL_NETLINK = 270
