@@ -36,7 +36,7 @@ from sriovop.cni.rtnl import Link, rtnl_in
 from sriovop.cni.server import CniRequest
 from sriovop.cni.vfdevice import VfDevice, find_vf, vf_guid
 from sriovop.cni.vfstate import undo, wanted
-from sriovop.host.netns_socket import netlink_in
+from sriovop.host.netns_nofork import netlink_in
 
 
 def sriov_dirs(node: Node, plugin: str = "sriov") -> tuple[Cache, Allocations]:

@@ -14,7 +14,7 @@ from sriovop.cni.links import index_of, link_state
 from sriovop.cni.netconf import NetConf
 from sriovop.cni.server import CniRequest
 from sriovop.cni.vfdevice import find_vf
-from sriovop.host.netns_socket import netlink_in
+from sriovop.host.netns_nofork import netlink_in
 
 
 def cmd_check(node: Node, req: CniRequest, conf: NetConf) -> None:

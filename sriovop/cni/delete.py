@@ -21,7 +21,7 @@ from sriovop.cni.netconf import check_pci, lookup
 from sriovop.cni.server import CniRequest
 from sriovop.cni.settle import restored_change, settle
 from sriovop.cni.vfdevice import find_vf
-from sriovop.host.netns_socket import netlink_in
+from sriovop.host.netns_nofork import netlink_in
 
 
 def cmd_del(node: Node, req: CniRequest, *, plugin: str = "sriov") -> list[str]:

@@ -1,7 +1,7 @@
 """Real netlink on the VF netdev: sockets inside a pod's network namespace, and the move in and out.
 
 A pod's namespace arrives as an open file descriptor (the shim passes it); `netlink_in(fd)`
-(sriovop.host.netns_socket) opens a socket in it without a fork and without a mount of the runtime's
+(sriovop.host.netns_nofork) opens a socket in it without a fork and without a mount of the runtime's
 netns path, and the server's own threads never change namespace.
 
 Moving goes through a temporary name unique to the move (`sv<12 hex>`): renamed in the namespace it
@@ -24,7 +24,7 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 from sriovop.cni.worker_sockets import kept_per_worker
-from sriovop.host.netns_socket import netlink_in
+from sriovop.host.netns_nofork import netlink_in
 
 
 def netlink_at(path: str) -> AbstractContextManager[tuple[IPRoute, int]]:

@@ -31,7 +31,7 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
 from sriovop.cni.worker_sockets import kept_per_worker
-from sriovop.host.netns_socket import setns
+from sriovop.host.netns_nofork import setns
 
 NETLINK_ROUTE = 0
 SOL_NETLINK = 270

@@ -15,7 +15,7 @@ import structlog
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.host.netns_socket import netlink_named
+from sriovop.host.netns_nofork import netlink_named
 
 log = structlog.get_logger("sriovop.host.netlink")
 

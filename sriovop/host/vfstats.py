@@ -20,7 +20,7 @@ from typing import Any
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.host.netns_socket import netlink_named
+from sriovop.host.netns_nofork import netlink_named
 from sriovop.host.paths import HostPaths
 
 #: Counter → (netlink attribute, sysfs file name).

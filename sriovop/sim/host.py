@@ -29,7 +29,7 @@ from typing import Any
 
 from pyroute2 import IPRoute, netns
 
-from sriovop.host.netns_socket import netlink_named
+from sriovop.host.netns_nofork import create_named, netlink_named
 from sriovop.sim.access import SimKernelAccess
 from sriovop.sim.devices import SimPf
 from sriovop.sim.endpoint import SIM_DIR, remove_endpoint, write_endpoint
@@ -106,7 +106,7 @@ class SimHost:
         write_boot_config(self.root, "bls" if self.boot_loader == "broken" else self.boot_loader, self.cmdline)
         self.kernel.system.boot(self.cmdline, self.modules, self.unavailable_modules)
         self.boots += 1
-        netns.create(self.netns)
+        create_named(self.netns)
         self._started = True
         atexit.register(self.stop)  # never leak the namespace, even when a test forgets stop()
         try:

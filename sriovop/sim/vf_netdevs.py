@@ -20,7 +20,7 @@ from pathlib import Path
 from pyroute2 import netns
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.host.netns_socket import netlink_named
+from sriovop.host.netns_nofork import netlink_named
 from sriovop.sim.vfkernel import NETNS_DIR, alias, running_endpoint
 
 
