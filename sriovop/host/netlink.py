@@ -15,8 +15,6 @@ import structlog
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.host.netns_nofork import netlink_named
-
 log = structlog.get_logger("sriovop.host.netlink")
 
 IFF_UP = 0x1
@@ -61,7 +59,7 @@ class Netlink:
 
     def _sock(self) -> IPRoute:
         if self._ipr is None:
-            self._ipr = netlink_named(self.netns or None)
+            self._ipr = IPRoute(netns=self.netns) if self.netns else IPRoute()
         return self._ipr
 
     def close(self) -> None:

@@ -1,13 +1,17 @@
-"""Named network namespaces and netlink sockets inside them, without forking.
+"""Named network namespaces, and netlink sockets inside a namespace, without forking.
 
-pyroute2's `netns.create(name)` and `IPRoute(netns=name)` fork a child that unshares or enters the
-namespace and answers the parent; the parent gives up after 2 s ("no response from the child"). In a
-large, busy process (the hosts and daemons processes of a hollow fleet hold hundreds of threads) a
-fork is slow, and under load those 2 s ran out: a hosts process of a 500-node fleet died while it
-started. Namespaces are per thread, so here a short-lived thread does the same work and exits:
-`create_named` unshares its namespace and has pyroute2 bind it under /var/run/netns
-(`netns.attach`, which does not fork), `netlink_in` enters one and creates the socket it hands to
-pyroute2. No fork, and no other thread of the process ever changes namespace.
+pyroute2's `netns.create(name)` forks a child that unshares the namespace and answers the parent;
+the parent gives up after 2 s ("no response from the child"). In a large, busy process (the hosts
+process of a hollow fleet holds hundreds of threads) a fork is slow, and under load those 2 s ran
+out: a hosts process of a 500-node fleet died while it started. Namespaces are per thread, so here a
+short-lived thread does the work and exits: `create_named` unshares its namespace and has pyroute2
+bind it under /var/run/netns (`netns.attach`, which does not fork); `netlink_in` enters a namespace
+and creates a socket it hands to pyroute2 (the CNI's sockets). No other thread of the process ever
+changes namespace.
+
+An IPRoute built on a handed-over socket serves only the thread that built it (pyroute2 refuses
+`use_socket` from another thread), so objects shared between threads (the daemon's `Netlink`, a
+simulator's own socket) keep pyroute2's `IPRoute(netns=...)`, which opens a socket per thread.
 """
 
 from __future__ import annotations
@@ -23,8 +27,6 @@ from pyroute2 import IPRoute, netns
 
 CLONE_NEWNET = 0x40000000
 NETLINK_ROUTE = 0
-#: Where `ip netns add NAME` (and pyroute2's netns.create) bind a named namespace.
-NETNS_DIR = "/var/run/netns"
 _libc = ctypes.CDLL(None, use_errno=True)
 T = TypeVar("T")
 
@@ -83,17 +85,3 @@ def netlink_in(netns_fd: int | None) -> IPRoute:
             os.close(own)
 
     return IPRoute(use_socket=_on_own_thread(create, "netns-socket"))
-
-
-def netlink_named(netns: str | None) -> IPRoute:
-    """An IPRoute in the namespace called `netns` (a name under /var/run/netns, or a path to a
-    namespace file, as pyroute2 takes them; None: this process's). The namespace must exist: unlike
-    pyroute2's `IPRoute(netns=...)`, a missing one is an error (FileNotFoundError), never created."""
-    if netns is None:
-        return IPRoute()
-    path = netns if "/" in netns else os.path.join(NETNS_DIR, netns)
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        return netlink_in(fd)
-    finally:
-        os.close(fd)

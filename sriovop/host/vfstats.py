@@ -20,7 +20,6 @@ from typing import Any
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.host.netns_nofork import netlink_named
 from sriovop.host.paths import HostPaths
 
 #: Counter → (netlink attribute, sysfs file name).
@@ -140,7 +139,7 @@ class NetlinkVfStats:
         with self._lock:
             try:
                 if self._ipr is None:
-                    self._ipr = netlink_named(self.netns or None)
+                    self._ipr = IPRoute(netns=self.netns) if self.netns else IPRoute()
                 msgs = self._ipr.link("get", ifname=pf_name, ext_mask=RTEXT_FILTER_VF)
             except (NetlinkError, OSError, ValueError):
                 self._close()

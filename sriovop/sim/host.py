@@ -29,7 +29,7 @@ from typing import Any
 
 from pyroute2 import IPRoute, netns
 
-from sriovop.host.netns_nofork import create_named, netlink_named
+from sriovop.host.netns_nofork import create_named
 from sriovop.sim.access import SimKernelAccess
 from sriovop.sim.devices import SimPf
 from sriovop.sim.endpoint import SIM_DIR, remove_endpoint, write_endpoint
@@ -110,7 +110,7 @@ class SimHost:
         self._started = True
         atexit.register(self.stop)  # never leak the namespace, even when a test forgets stop()
         try:
-            self._ipr = netlink_named(self.netns)
+            self._ipr = IPRoute(netns=self.netns)
             for i, (key, ports) in enumerate(self.nic_specs):
                 self._add_nic(i, key, ports)
             self.server.start()

@@ -17,10 +17,9 @@ import errno
 import zlib
 from pathlib import Path
 
-from pyroute2 import netns
+from pyroute2 import IPRoute, netns
 from pyroute2.netlink.exceptions import NetlinkError
 
-from sriovop.host.netns_nofork import netlink_named
 from sriovop.sim.vfkernel import NETNS_DIR, alias, running_endpoint
 
 
@@ -29,7 +28,7 @@ def wire_vf_netdevs(root: Path) -> dict[str, str]:
     info = running_endpoint(root)
     wired: dict[str, str] = {}
     devices = Path(root) / "sys/bus/pci/devices"
-    with netlink_named(info["netns"]) as ipr:
+    with IPRoute(netns=info["netns"]) as ipr:
         existing = {alias(m) for m in ipr.get_links()}
         for dev in sorted(devices.iterdir()):
             net = dev / "net"
@@ -51,7 +50,7 @@ def kill_netns(root: Path, name: str) -> list[str]:
     host namespace first (renamed devN when their name is taken there). Returns the names they got."""
     info = running_endpoint(root)
     returned: list[str] = []
-    with netlink_named(name) as pod, netlink_named(info["netns"]) as host:
+    with IPRoute(netns=name) as pod, IPRoute(netns=info["netns"]) as host:
         taken = {str(m.get_attr("IFLA_IFNAME")) for m in host.get_links()}
         for msg in pod.get_links():
             if alias(msg).count(":") != 2:

@@ -73,6 +73,7 @@ class Queue(Generic[T]):
         # update loop sleeps without a timeout: an idle queue costs no wake-ups (a process with thousands
         # of queues, as a hollow fleet's daemons, would otherwise wake thousands of times a second).
         self._metrics_busy = False
+        self._metrics_busy_since = 0.0
         self._metrics_thread: threading.Thread | None = None
         if metrics.enabled:
             self._metrics_thread = threading.Thread(
@@ -124,6 +125,7 @@ class Queue(Generic[T]):
             if self._metrics_thread is not None and not self._metrics_busy:
                 with self._metrics_cond:
                     self._metrics_busy = True
+                    self._metrics_busy_since = self._clock.now()
                     self._metrics_cond.notify()
             return item, False
 
@@ -181,7 +183,8 @@ class Queue(Generic[T]):
                 while not self._metrics_stop.is_set():
                     if not self._metrics_busy:
                         self._metrics_cond.wait()
-                        next_tick = self._clock.now() + period
+                        # Due one period after the work started, however late this thread woke.
+                        next_tick = self._metrics_busy_since + period
                         continue
                     if self._clock.now() >= next_tick:
                         break

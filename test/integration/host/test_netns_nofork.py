@@ -1,4 +1,4 @@
-"""Named network namespaces and netlink sockets in them without a fork (sriovop/host/netns_nofork.py).
+"""Named network namespaces and a netlink socket in one, without a fork (sriovop/host/netns_nofork.py).
 
 Host: this machine's kernel (real namespaces and veths, as root); no API server. The calling process
 holds extra threads, as a hollow fleet's hosts process does, and none of them may change namespace.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from pyroute2 import IPRoute, netns
 
-from sriovop.host.netns_nofork import create_named, netlink_named
+from sriovop.host.netns_nofork import create_named, netlink_in
 
 
 @pytest.fixture
@@ -37,20 +37,18 @@ def test_create_and_use_a_named_namespace_without_moving_any_thread(name: str) -
         create_named(name)
         assert os.stat(f"/var/run/netns/{name}").st_ino != here
         assert os.stat("/proc/thread-self/ns/net").st_ino == here  # the caller stayed where it was
-        with netlink_named(name) as ipr:
+        fd = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+        try:
+            ipr = netlink_in(fd)
+        finally:
+            os.close(fd)
+        with ipr:
             ipr.link("add", ifname="pfx0", kind="veth", peer={"ifname": "pfx0p"})
             assert {str(m.get_attr("IFLA_IFNAME")) for m in ipr.get_links()} == {"lo", "pfx0", "pfx0p"}
         with IPRoute() as host:
             assert host.link_lookup(ifname="pfx0") == []  # created in the namespace, not here
     finally:
         stop.set()
-
-
-def test_a_missing_namespace_is_an_error_not_created() -> None:
-    missing = f"nofork-missing-{uuid.uuid4().hex[:8]}"
-    with pytest.raises(FileNotFoundError):
-        netlink_named(missing)
-    assert not os.path.exists(f"/var/run/netns/{missing}")
 
 
 def test_creating_a_taken_name_fails(name: str) -> None:
