@@ -31,9 +31,8 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
 from sriovop.cni.worker_sockets import kept_per_worker
-from sriovop.host.netns_nofork import setns
+from sriovop.host.netns_nofork import NETLINK_ROUTE, setns
 
-NETLINK_ROUTE = 0
 SOL_NETLINK = 270
 NETLINK_EXT_ACK = 11
 #: Not in pyroute2's constants: removes an altname (`ip link property del`).
