@@ -130,30 +130,31 @@ class NodeStateReconciler:
 
     def reconcile(self, req: Request) -> Result | None:
         try:
-            state = self._read_state()
+            state, live = self._read_state()
         except NotFound:
             self._log.info("no NodeState for this node yet; waiting for the operator to create it")
             return None
         try:
-            return self._reconcile(state)
+            return self._reconcile(state, live)
         except Conflict as exc:  # someone wrote the NodeState between our read and our write
             self._log.info("NodeState changed while writing it; requeueing", error=str(exc))
             return Result(requeue=True)
 
-    def _read_state(self) -> dict[str, Any]:
+    def _read_state(self) -> tuple[dict[str, Any], bool]:
         """The NodeState this pass starts from. The periodic pass on a configured host (its generation
         applied, no failure being retried) reads the informer's cache: at rest it makes no request at
         all. A pass that is going to configure the host reads it live, and every write re-reads it
         right before writing (status.py), so nothing is decided from or written over a stale copy; an
-        informer that lags behind only delays that pass to the watch event that follows."""
+        informer that lags behind only delays that pass to the watch event that follows. The flag says
+        whether the copy was read live (a status write may then start from it instead of a GET)."""
         cached = self.cached_state() if self.cached_state is not None else None
         if cached is not None and self._failed is None:
             meta = cached.get("metadata") or {}
             if self.generations.is_applied(str(meta.get("uid", "")), int(meta.get("generation") or 0)):
-                return thaw(cached)  # plain dicts: parts of it are handed to plugins and patches
-        return self.status.get()
+                return thaw(cached), False  # plain dicts: parts of it are handed to plugins and patches
+        return self.status.get(), True
 
-    def _reconcile(self, state: dict[str, Any]) -> Result | None:
+    def _reconcile(self, state: dict[str, Any], live: bool) -> Result | None:
         """One pass, as the phases of the module docstring: each returns early with the Result that ends
         the pass (nothing to do, waiting on the drain controller, rebooting) or hands on what it found."""
         if self._sync_external_drainer(state):
@@ -169,7 +170,7 @@ class NodeStateReconciler:
             self._log.info("host drifted from the applied configuration; applying again", generation=seen.generation)
             self._event(state, "Normal", REASON_DRIFT, "The host no longer matches the applied configuration; "
                                                        "applying it again")
-        state = self._mark_in_progress(state, seen)
+        state = self._mark_in_progress(state, seen, live)
         decision, reasons = self._plan(state, seen)
         waiting = self._drain_handshake(state, drain, decision)
         if waiting is not None:
@@ -217,7 +218,7 @@ class NodeStateReconciler:
             self.device_plugin.unblock_waiting()  # e.g. the device plugin restarted on its own
         return Result(requeue_after=self.settings.requeue_after)
 
-    def _mark_in_progress(self, state: dict[str, Any], seen: _Observed) -> dict[str, Any]:
+    def _mark_in_progress(self, state: dict[str, Any], seen: _Observed, live: bool) -> dict[str, Any]:
         """syncStatus InProgress before the host is touched; a retry of a pass that failed keeps showing
         Failed (with its error) until it succeeds, rather than flapping to InProgress on every backoff."""
         retrying_failure = self._failed == (seen.uid, seen.generation) and \
@@ -225,7 +226,7 @@ class NodeStateReconciler:
         if retrying_failure:
             return state
         return self.status.write(interfaces=seen.interfaces, sync_status=consts.SYNC_STATUS_IN_PROGRESS,
-                                 bridges=seen.bridges)
+                                 bridges=seen.bridges, base=state if live else None)
 
     def _plan(self, state: dict[str, Any], seen: _Observed) -> tuple[Decision, list[str]]:
         """What the change needs (drain, reboot, and why), asked of the plugins (and of systemd mode)

@@ -33,7 +33,8 @@ class FakeApi:
             self.conflicts -= 1
             self.obj["metadata"]["resourceVersion"] = str(int(self.obj["metadata"]["resourceVersion"]) + 1)
             raise Conflict(409, "the object has been modified", None)
-        assert body["metadata"]["resourceVersion"] == self.obj["metadata"]["resourceVersion"]
+        if body["metadata"]["resourceVersion"] != self.obj["metadata"]["resourceVersion"]:
+            raise Conflict(409, "the object has been modified", None)  # as the server guards it
         for k, v in body["status"].items():
             if v is None:
                 self.obj["status"].pop(k, None)
@@ -75,3 +76,24 @@ def test_failed_event_carries_the_error() -> None:
     assert api.patches[0]["status"] == {"syncStatus": "Failed",
                                         "lastSyncError": "pf 0000:18:00.0: step write-numvfs: out of memory"}
     assert events.seen[0][2].endswith("to: Failed. Last Error: pf 0000:18:00.0: step write-numvfs: out of memory")
+
+
+def test_a_live_base_saves_the_first_get() -> None:
+    api = FakeApi(conflicts=0)
+    base = api.get(None, "n1")
+    api.gets = 0
+    writer = StatusWriter(api, "ns", "n1")  # type: ignore[arg-type]
+    writer.write(sync_status="InProgress", base=base)  # already so: neither a read nor a write
+    assert api.gets == 0 and not api.patches
+    writer.write(sync_status="Succeeded", base=base)
+    assert api.gets == 0 and [p["metadata"]["resourceVersion"] for p in api.patches] == ["1"]
+    assert api.obj["status"]["syncStatus"] == "Succeeded"
+
+
+def test_a_stale_base_is_retried_from_a_get() -> None:
+    api = FakeApi(conflicts=0)
+    base = api.get(None, "n1")
+    api.obj["metadata"]["resourceVersion"] = "7"  # someone wrote after our read
+    api.gets = 0
+    StatusWriter(api, "ns", "n1").write(sync_status="Succeeded", base=base)  # type: ignore[arg-type]
+    assert api.gets == 1 and api.obj["status"]["syncStatus"] == "Succeeded"
