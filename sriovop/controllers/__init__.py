@@ -9,6 +9,6 @@ Which manager hosts what (wired in sriovop/operator/app.py):
   `spec.networkNamespace` field index.
 
 Helpers shared by reconcilers: `apply` (create-or-merge-update of rendered objects),
-`ready_condition` (Ready and its companion conditions through server-side apply), `pool_config.find_node_pool` /
-`rdma_mode_for_node` (pool lookup used by drain and policy), `node_policy_apply` (policy merge).
+`ready_condition` (Ready and its companion conditions through server-side apply), `pool_config.PoolMembership`
+(pool lookup used by drain, policy and plan), `node_policy_apply` (policy merge).
 """

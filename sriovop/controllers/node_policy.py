@@ -64,9 +64,9 @@ from sriovop.controllers.node_policy_desired import (
     desired_spec,
     device_plugin_data,
     normalized,
-    rdma_modes,
 )
 from sriovop.controllers.node_policy_desired import status_interfaces as _interfaces
+from sriovop.controllers.pool_config import rdma_modes
 from sriovop.runtime.controller import Controller, Funcs, Request, ResourceVersionChanged, Result
 from sriovop.runtime.createupdate import create_or_update
 from sriovop.runtime.errors import Conflict, NotFound

@@ -16,7 +16,7 @@ from sriovop.api.v1 import consts
 from sriovop.api.v1.selectors import node_labels, node_selector_matches
 from sriovop.api.v1.supportednics import SupportedNics
 from sriovop.controllers.node_policy_apply import PolicyError, desired_bridges, desired_interfaces, sort_policies
-from sriovop.controllers.pool_config import is_hw_offload_pool, selector_matches
+from sriovop.controllers.pool_config import rdma_modes
 from sriovop.render.device_plugin_config import DevicePluginConfigError, node_config_json
 
 Obj = Mapping[str, Any]
@@ -46,23 +46,6 @@ def daemon_nodes(config: Obj, all_nodes: Sequence[Obj]) -> list[Obj]:
     """The nodes `configDaemonNodeSelector` (default worker + linux) selects: the ones with a NodeState."""
     selector = (config.get("spec") or {}).get("configDaemonNodeSelector") or consts.DEFAULT_CONFIG_DAEMON_NODE_SELECTOR
     return [n for n in all_nodes if node_selector_matches(selector, node_labels(n))]
-
-
-def rdma_modes(nodes: Sequence[Obj], pools: Sequence[Obj]) -> dict[str, str | None]:
-    """node name → the rdmaMode of its pool (pool_config.find_node_pool's rules, in one pass): the one
-    non-offload pool selecting it; None for the default pool, for a node in two pools, or when a pool
-    selector is malformed (both are reported by the pool-config controller, not here)."""
-    candidates = [p for p in pools if not is_hw_offload_pool(p)]
-    out: dict[str, str | None] = {}
-    for node in nodes:
-        labels = node_labels(node)
-        try:
-            matching = [p for p in candidates if selector_matches((p.get("spec") or {}).get("nodeSelector"), labels)]
-        except ValueError:
-            matching = []
-        mode = (matching[0].get("spec") or {}).get("rdmaMode") if len(matching) == 1 else None
-        out[node["metadata"]["name"]] = mode or None
-    return out
 
 
 def desired_spec(node: Obj, state: Obj | None, sorted_policies: Sequence[Obj], rdma: str | None,

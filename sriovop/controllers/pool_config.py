@@ -1,7 +1,7 @@
 """SriovNetworkPoolConfig: which pool a node is in, how many of its nodes may drain at once, RDMA mode.
 
 Pools act indirectly: the drain controller asks `find_node_pool` + `max_unavailable` before it lets a
-node start draining, and the policy controller copies `rdma_mode_for_node` into NodeState specs. The
+node start draining, and the policy controller copies `rdma_modes` into NodeState specs. The
 reconciler here only owns the finalizer of OVS hardware-offload pools (whose MachineConfig side exists
 on OpenShift only) and makes pool overlaps visible: a node selected by two pools cannot drain, so
 every such node gets a Warning Event on its NodeState instead of a silent stall.
@@ -18,7 +18,7 @@ import structlog
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_NETWORK_POOL_CONFIG
 from sriovop.api.v1.maxunavailable import MaxUnavailableError, max_unavailable
-from sriovop.runtime.controller import Controller, Request, Result
+from sriovop.runtime.controller import Controller, Funcs, Request, Result
 from sriovop.runtime.errors import NotFound
 from sriovop.runtime.kinds import NODE
 
@@ -107,64 +107,105 @@ def _labels(obj: Obj) -> Mapping[str, str]:
     return obj.get("metadata", {}).get("labels") or {}
 
 
-def find_node_pool(node: Obj, pools: Iterable[Obj], nodes: Sequence[Obj]) -> NodePool:
-    """Upstream's findNodePoolConfig over already-listed pools and nodes.
+class PoolMembership:
+    """Upstream's findNodePoolConfig for any number of nodes over one listing of pools and nodes.
+
+    Why a class: each pool's members are worked out once, so looking up every node costs
+    O(nodes x pools). Looking each node up on its own recomputed every pool's members per node,
+    O(nodes^2 x pools): at 500 nodes the pool-config controller's conflict check took most of the
+    operator's CPU in a rollout (it runs on every pool status write), and it would have taken minutes
+    per check at 5,000.
 
     Hardware-offload pools are ignored. A node matched by two pools raises PoolLookupError; a node
     matched by none falls into the built-in default pool (maxUnavailable 1) made of every node that
-    no pool selects.
+    no pool selects. Pools are visited in name order, so a node's error names the same pools each time.
     """
-    node_name = _name(node)
-    found: Obj | None = None
-    found_nodes: tuple[str, ...] = ()
-    in_pools: set[str] = set()
-    for pool in sorted((p for p in pools if not is_hw_offload_pool(p)), key=_name):
-        selector = (pool.get("spec") or {}).get("nodeSelector")
+
+    def __init__(self, pools: Iterable[Obj], nodes: Sequence[Obj]) -> None:
+        self._nodes = nodes
+        #: (pool, its members) in name order, or (pool, the error its malformed selector raises).
+        self._pools: list[tuple[Obj, tuple[str, ...] | PoolLookupError]] = []
+        for pool in sorted((p for p in pools if not is_hw_offload_pool(p)), key=_name):
+            selector = (pool.get("spec") or {}).get("nodeSelector")
+            try:
+                members: tuple[str, ...] | PoolLookupError = tuple(
+                    _name(n) for n in nodes if selector_matches(selector, _labels(n)))
+            except ValueError as exc:
+                members = PoolLookupError(f"pool {_name(pool)}: spec.nodeSelector: {exc}")
+            self._pools.append((pool, members))
+        self._default: NodePool | None = None
+
+    def pool_of(self, node: Obj) -> NodePool:
+        """The pool of `node` (judged by its own labels); raises PoolLookupError."""
+        node_name = _name(node)
+        found: tuple[Obj, tuple[str, ...]] | None = None
+        for pool, members in self._pools:
+            if isinstance(members, PoolLookupError):
+                raise members
+            if not selector_matches((pool.get("spec") or {}).get("nodeSelector"), _labels(node)):
+                continue
+            if found is not None:
+                raise PoolLookupError(
+                    f"node {node_name} belongs to more than one pool: {_name(found[0])} and {_name(pool)}")
+            found = (pool, members)
+        if found is None:
+            return self._default_pool()
+        spec = found[0].get("spec") or {}
+        return NodePool(name=_name(found[0]), max_unavailable=spec.get("maxUnavailable"),
+                        rdma_mode=spec.get("rdmaMode") or None, nodes=found[1])
+
+    def _default_pool(self) -> NodePool:
+        if self._default is None:
+            pooled = {n for _pool, members in self._pools if isinstance(members, tuple) for n in members}
+            self._default = NodePool(name=DEFAULT_POOL_NAME, max_unavailable=consts.DEFAULT_POOL_MAX_UNAVAILABLE,
+                                     rdma_mode=None, nodes=tuple(_name(n) for n in self._nodes
+                                                                 if _name(n) not in pooled),
+                                     is_default=True)
+        return self._default
+
+
+def find_node_pool(node: Obj, pools: Iterable[Obj], nodes: Sequence[Obj]) -> NodePool:
+    """Upstream's findNodePoolConfig for one node over already-listed pools and nodes (see
+    PoolMembership; look many nodes up through one PoolMembership instead)."""
+    return PoolMembership(pools, nodes).pool_of(node)
+
+
+def rdma_modes(nodes: Sequence[Obj], pools: Iterable[Obj]) -> dict[str, str | None]:
+    """node name -> the `spec.system.rdmaMode` its NodeState should carry: its pool's, or None for the
+    default pool, a node in two pools or a malformed pool (the conflict is reported by the
+    pool-config controller, and a policy sync is never blocked by a pool mistake)."""
+    membership = PoolMembership(pools, nodes)
+    out: dict[str, str | None] = {}
+    for node in nodes:
         try:
-            members = tuple(_name(n) for n in nodes if selector_matches(selector, _labels(n)))
-            matches = selector_matches(selector, _labels(node))
-        except ValueError as exc:
-            raise PoolLookupError(f"pool {_name(pool)}: spec.nodeSelector: {exc}") from exc
-        in_pools.update(members)
-        if not matches:
-            continue
-        if found is not None:
-            raise PoolLookupError(
-                f"node {node_name} belongs to more than one pool: {_name(found)} and {_name(pool)}")
-        found, found_nodes = pool, members
-    if found is not None:
-        spec = found.get("spec") or {}
-        return NodePool(name=_name(found), max_unavailable=spec.get("maxUnavailable"),
-                        rdma_mode=spec.get("rdmaMode") or None, nodes=found_nodes)
-    rest = tuple(_name(n) for n in nodes if _name(n) not in in_pools)
-    return NodePool(name=DEFAULT_POOL_NAME, max_unavailable=consts.DEFAULT_POOL_MAX_UNAVAILABLE,
-                    rdma_mode=None, nodes=rest, is_default=True)
-
-
-def rdma_mode_for_node(node: Obj, pools: Iterable[Obj], nodes: Sequence[Obj]) -> str | None:
-    """The `spec.system.rdmaMode` a node's NodeState should carry (None: leave it unset).
-
-    A node in two pools gets None here (the conflict is reported elsewhere), so a policy sync is
-    never blocked by a pool mistake.
-    """
-    try:
-        return find_node_pool(node, pools, nodes).rdma_mode
-    except PoolLookupError:
-        return None
+            out[_name(node)] = membership.pool_of(node).rdma_mode
+        except PoolLookupError:
+            out[_name(node)] = None
+    return out
 
 
 def pool_conflicts(pools: Sequence[Obj], nodes: Sequence[Obj]) -> dict[str, str]:
     """node name → the lookup error, for every node that no single pool can own."""
+    membership = PoolMembership(pools, nodes)
     out: dict[str, str] = {}
     for node in nodes:
         try:
-            find_node_pool(node, pools, nodes)
+            membership.pool_of(node)
         except PoolLookupError as exc:
             out[_name(node)] = str(exc)
     return out
 
 
 # --- reconciler -----------------------------------------------------------------------------------
+
+
+def _not_status_only(old: Obj, new: Obj) -> bool:
+    """A pool update worth a pass: anything but its status (which the policy-status controller writes
+    up to once a second during a rollout) and resyncs."""
+    def what_counts(pool: Obj) -> tuple[Any, ...]:
+        meta = pool.get("metadata") or {}
+        return pool.get("spec"), meta.get("finalizers"), meta.get("deletionTimestamp"), meta.get("labels")
+    return what_counts(old) != what_counts(new)
 
 CONTROLLER_NAME = "sriovnetworkpoolconfig"
 #: Upstream's ResyncPeriod for hardware-offload pools.
@@ -179,8 +220,8 @@ class PoolConfigReconciler:
     """Finalizer of OVS hardware-offload pools, and Events for nodes that are in two pools.
 
     On vanilla Kubernetes there is no MachineConfig to sync, so a hardware-offload pool only needs its
-    finalizer added and, on deletion, removed. Conflicts are re-checked on every pool event against
-    the cached pools and nodes, which is cheap at any realistic pool count.
+    finalizer added and, on deletion, removed. Conflicts are re-checked on every pool change (not on
+    its status writes) against the cached pools and nodes, in one pass (PoolMembership).
     """
 
     def __init__(self, client: Any, namespace: str, recorder: Recorder | None = None) -> None:
@@ -190,7 +231,8 @@ class PoolConfigReconciler:
 
     def setup(self, manager: Any) -> Controller:
         ctrl = Controller(CONTROLLER_NAME, self.reconcile, registry=manager.registry)
-        ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_POOL_CONFIG))
+        ctrl.watches(manager.cache.informers_for(SRIOV_NETWORK_POOL_CONFIG),
+                     predicates=[Funcs(on_update=_not_status_only)])
         manager.add(ctrl)
         return ctrl
 
@@ -243,6 +285,6 @@ class PoolConfigReconciler:
 
 __all__ = [
     "DEFAULT_POOL_NAME", "REASON_POOL_CONFLICT", "MaxUnavailableError", "NodePool", "PoolConfigReconciler",
-    "PoolLookupError", "find_node_pool", "is_hw_offload_pool", "max_unavailable", "pool_conflicts",
-    "rdma_mode_for_node", "selector_matches",
+    "PoolLookupError", "PoolMembership", "find_node_pool", "is_hw_offload_pool", "max_unavailable", "pool_conflicts",
+    "rdma_modes", "selector_matches",
 ]

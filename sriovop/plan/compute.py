@@ -7,7 +7,7 @@
 - disruption: `host.decision.decide_node`, the daemon's own drain/reboot decision (its plugins' rules:
   generic with OVS bridges, Mellanox firmware, virtual platform), fed with the host facts the daemon
   publishes on its NodeState;
-- pools: `pool_config.find_node_pool` and its `maxUnavailable` limit, as the drain controller counts.
+- pools: `pool_config.PoolMembership` and its `maxUnavailable` limit, as the drain controller counts.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from sriovop.api.v1 import consts
 from sriovop.controllers.drain.states import is_full_drain
 from sriovop.controllers.node_policy_desired import normalized, status_interfaces, sync_outcome
-from sriovop.controllers.pool_config import PoolLookupError, find_node_pool
+from sriovop.controllers.pool_config import PoolLookupError, PoolMembership
 from sriovop.host.decision import HOST_FACTS_ANNOTATION, HostFacts, decide_node
 from sriovop.host.errors import HostError
 from sriovop.plan.admission import admit
@@ -149,10 +149,11 @@ def _admission_mode(snap: Snapshot) -> str:
 def _pools(snap: Snapshot, nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     by_name = {n["metadata"]["name"]: n for n in snap.nodes}
     pools: dict[str, dict[str, Any]] = {}
+    membership = PoolMembership(snap.pools, snap.nodes)
     for entry in nodes:
         node = by_name[entry["name"]]
         try:
-            pool = find_node_pool(node, snap.pools, snap.nodes)
+            pool = membership.pool_of(node)
             limit = pool.limit()
         except (PoolLookupError, ValueError) as exc:
             entry["poolError"] = f"the drain controller will not drain this node: {exc}"

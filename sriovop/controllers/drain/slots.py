@@ -25,12 +25,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sriovop.api.v1 import consts
-from sriovop.api.v1.maxunavailable import max_unavailable
 from sriovop.controllers.drain.states import annotation, occupies_slot
-from sriovop.controllers.pool_config import is_hw_offload_pool, selector_matches
+from sriovop.controllers.pool_config import PoolLookupError, PoolMembership
 from sriovop.runtime.cache.listener import FuncHandler
 
-DEFAULT_POOL = "default"
 WAITING_REQUESTS = (consts.DRAIN_REQUIRED, consts.REBOOT_REQUIRED)
 
 
@@ -59,6 +57,8 @@ class SlotView:
         #: NodeState name -> (desired-state, current-state, resourceVersion) as last seen.
         self._states: dict[str, tuple[str | None, str | None, int]] = {}
         self._holders: set[str] = set()
+        #: NodeStates asking for a drain (desired-state) that hold no slot (current-state Idle).
+        self._waiting: set[str] = set()
         #: node -> (pool, limit); None until rebuilt after a Node label or pool change.
         self._index: dict[str, tuple[str, int]] | None = None
         #: Our own grants the cache does not show yet: node -> resourceVersion of the write.
@@ -95,8 +95,10 @@ class SlotView:
 
     def pool_handler(self) -> FuncHandler:
         def put(pool: Mapping[str, Any]) -> None:
+            old = self._pools.get(_name(pool))
             self._pools[_name(pool)] = pool
-            self._index = None
+            if old is None or old.get("spec") != pool.get("spec"):
+                self._index = None  # not on status writes: a rollout writes pool status every second
 
         def remove(name: str) -> None:
             self._pools.pop(name, None)
@@ -113,39 +115,36 @@ class SlotView:
                 self._holders.add(name)
             else:
                 self._holders.discard(name)
+            desired = annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION)
+            if desired in WAITING_REQUESTS and current == consts.DRAIN_IDLE:
+                self._waiting.add(name)
+            else:
+                self._waiting.discard(name)
             if name in self._granted and rv >= self._granted[name]:
                 del self._granted[name]  # the cache shows our write (or a later one) now
 
         def remove(name: str) -> None:
             self._states.pop(name, None)
             self._holders.discard(name)
+            self._waiting.discard(name)
             self._granted.pop(name, None)
 
         return self._handler(put, remove)
 
     # -- queries -----------------------------------------------------------------------------------
     def _build_index(self) -> dict[str, tuple[str, int]]:
-        """Upstream's pool lookup for every node at once; nodes it would refuse are left out."""
+        """Upstream's pool lookup for every node at once; nodes it would refuse (two pools, a malformed
+        selector or maxUnavailable) are left out."""
+        nodes: list[Mapping[str, Any]] = [{"metadata": {"name": n, "labels": labels}}
+                                          for n, labels in self._labels.items()]
+        membership = PoolMembership(self._pools.values(), nodes)
         index: dict[str, tuple[str, int]] = {}
-        in_pools: set[str] = set()
-        conflicted: set[str] = set()
-        for pool in sorted((p for p in self._pools.values() if not is_hw_offload_pool(p)), key=_name):
-            selector = (pool.get("spec") or {}).get("nodeSelector")
+        for node in nodes:
             try:
-                members = [n for n, labels in self._labels.items() if selector_matches(selector, labels)]
-                limit = max_unavailable((pool.get("spec") or {}).get("maxUnavailable"), len(members))
-            except ValueError:
-                return {}  # a malformed pool: every node goes the careful way until it is fixed
-            for member in members:
-                if member in in_pools:
-                    conflicted.add(member)
-                in_pools.add(member)
-                index[member] = (_name(pool), limit)
-        for member in conflicted:
-            index.pop(member, None)
-        rest = [n for n in self._labels if n not in in_pools]
-        default_limit = max_unavailable(consts.DEFAULT_POOL_MAX_UNAVAILABLE, len(rest))
-        index.update((n, (DEFAULT_POOL, default_limit)) for n in rest)
+                pool = membership.pool_of(node)
+                index[_name(node)] = (pool.name, pool.limit())
+            except (PoolLookupError, ValueError):
+                continue
         return index
 
     def pool_of(self, node: str) -> tuple[str, int] | None:
@@ -193,9 +192,8 @@ class SlotView:
             held = sum(1 for n in (self._holders | set(self._granted)) - {freed}
                        if (index.get(n) or ("", 0))[0] == pool)
             free = len(self._states) if limit == consts.UNLIMITED else max(0, limit - held)
-            waiting = sorted(n for n, (desired, current, _rv) in self._states.items()
-                             if n != freed and desired in WAITING_REQUESTS and current == consts.DRAIN_IDLE
-                             and n not in self._granted and (index.get(n) or ("", 0))[0] == pool)
+            waiting = sorted(n for n in self._waiting.difference(self._granted, (freed,))
+                             if (index.get(n) or ("", 0))[0] == pool)
             return waiting[:2 * free]  # twice: a release the view has not seen yet may take one
 
     def record_grant(self, node: str, resource_version: int) -> None:

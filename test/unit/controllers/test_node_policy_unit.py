@@ -9,7 +9,7 @@ import pytest
 
 from sriovop.controllers.node_policy import NodePolicyReconciler, stale_delay_from_env
 from sriovop.controllers.node_policy_apply import PolicyError, desired_bridges
-from sriovop.controllers.node_policy_desired import rdma_modes
+from sriovop.controllers.pool_config import rdma_modes
 from sriovop.runtime.controller import Request
 
 NODE = {"metadata": {"name": "w0", "labels": {"x": "1"}}}

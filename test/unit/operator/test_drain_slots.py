@@ -60,8 +60,15 @@ def test_unsure_cases_fall_back_to_the_server() -> None:
              ("state", state("both", 1, consts.DRAIN_REQUIRED)))
     assert v.pool_of("both") is None  # in two pools: the controller's live path reports the conflict
     assert not v.waiting_behind_full_pool("both")
+    v.node_handler().on_add(node("zed", r="z"), False)
+    v.node_handler().on_add(node("ex", p="x"), False)
     v.pool_handler().on_add(pool("c", "150%", r="z"), False)
-    assert v.pool_of("both") is None  # a malformed pool: every node goes the careful way
+    assert v.pool_of("zed") is None  # its pool's maxUnavailable is malformed: the careful way
+    assert v.pool_of("ex") == ("a", 1)  # other pools' nodes are unaffected
+    broken = pool("d", 1)
+    broken["spec"]["nodeSelector"] = {"matchExpressions": [{"key": "k", "operator": "Near"}]}
+    v.pool_handler().on_add(broken, False)
+    assert v.pool_of("ex") is None  # a malformed selector: no node's pool can be told
 
 
 def test_deleted_node_leaves_its_pool() -> None:

@@ -10,10 +10,11 @@ from sriovop.api.v1.maxunavailable import MaxUnavailableError
 from sriovop.controllers.pool_config import (
     DEFAULT_POOL_NAME,
     PoolLookupError,
+    PoolMembership,
     find_node_pool,
     max_unavailable,
     pool_conflicts,
-    rdma_mode_for_node,
+    rdma_modes,
     selector_matches,
 )
 
@@ -64,7 +65,7 @@ def test_two_matching_pools_is_an_error_naming_both() -> None:
     with pytest.raises(PoolLookupError, match="w1 belongs to more than one pool: all and pa"):
         find_node_pool(NODES[0], pools, NODES)
     assert set(pool_conflicts(pools, NODES)) == {"w1", "w2"}
-    assert rdma_mode_for_node(NODES[0], pools, NODES) is None
+    assert rdma_modes(NODES, pools) == {"w1": None, "w2": None, "w3": None, "w4": None}
 
 
 def test_nil_and_empty_selectors_match_every_node() -> None:
@@ -115,3 +116,39 @@ def test_malformed_selector_is_a_lookup_error_naming_the_pool() -> None:
     bad = pool("broken", {"matchExpressions": [{"key": "x", "operator": "Near", "values": ["1"]}]})
     with pytest.raises(PoolLookupError, match=r"pool broken: spec.nodeSelector: matchExpressions\[0\].operator"):
         find_node_pool(NODES[0], [bad], NODES)
+
+
+def test_membership_answers_like_one_lookup_per_node() -> None:
+    pools = [pool("pa", {"matchLabels": {"role": "a"}}, 1, rdma="shared"), pool("pb", {"matchLabels": {"role": "b"}})]
+    membership = PoolMembership(pools, NODES)
+    assert [membership.pool_of(n).name for n in NODES] == ["pa", "pa", "pb", DEFAULT_POOL_NAME]
+    assert membership.pool_of(NODES[3]).nodes == ("w4",)
+    assert rdma_modes(NODES, pools) == {"w1": "shared", "w2": "shared", "w3": None, "w4": None}
+    assert pool_conflicts(pools, NODES) == {}
+
+
+def test_a_malformed_selector_is_every_nodes_error_naming_the_pool() -> None:
+    pools = [pool("pa", {"matchLabels": {"role": "a"}}),
+             pool("zz", {"matchExpressions": [{"key": "role", "operator": "In"}]})]
+    conflicts = pool_conflicts(pools, NODES)
+    assert set(conflicts) == {"w1", "w2", "w3", "w4"}
+    assert conflicts["w3"] == "pool zz: spec.nodeSelector: matchExpressions[0].values must be non-empty for operator In"
+
+
+def test_every_nodes_pool_costs_one_pass_over_the_nodes_per_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_conflicts over N nodes evaluates O(N x pools) selectors, not O(N^2 x pools): it runs on every
+    pool change, and at 5,000 nodes the quadratic form took minutes."""
+    import sriovop.controllers.pool_config as pc
+    calls = 0
+    real = pc.selector_matches
+
+    def counting(selector: Any, labels: Any) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(selector, labels)
+
+    monkeypatch.setattr(pc, "selector_matches", counting)
+    nodes = [node(f"n{i}", role="a" if i % 2 else "b") for i in range(1000)]
+    pools = [pool("pa", {"matchLabels": {"role": "a"}}), pool("pb", {"matchLabels": {"role": "b"}})]
+    assert pool_conflicts(pools, nodes) == {}
+    assert calls <= 2 * 2 * len(nodes)  # each pool's members once, then each node against each pool
