@@ -166,7 +166,7 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
     per_process = min(args.per_process, max(1, math.ceil(0.05 * n))) if faults else args.per_process
     plan = RolloutPlan(nodes=n, canary=min(10, max(1, n // 5)), apply_delay=args.apply_delay,
                        per_process=per_process, operators=2 if faults else 1, requeue_after=args.requeue_after,
-                       clients=args.clients)
+                       clients=args.clients, first_wave=args.first_wave)
     print(f"rollout: {n} nodes, pools {plan.pools}, limits {plan.limits}, ideal {plan.ideal_seconds()} s",
           file=sys.stderr, flush=True)
     sc = RolloutScenario(work / f"n{n}", plan)
@@ -271,6 +271,8 @@ def main() -> None:
     parser.add_argument("--clients", choices=("shared", "per-daemon"), default="shared",
                         help="the hollow daemons' API clients: one per worker process or one per daemon")
     parser.add_argument("--rest-seconds", type=float, default=120.0)
+    parser.add_argument("--first-wave", type=int, default=250,
+                        help="nodes given the first policy at a time, before anything is measured (0: all at once)")
     parser.add_argument("--faults", action="store_true", help="also run each fault mid-rollout")
     parser.add_argument("--fault-nodes", type=int, help="the size the faults run at (default: the smallest)")
     parser.add_argument("--fault-list", default=",".join(FAULTS))
