@@ -55,11 +55,15 @@ def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_del
     kubelet runs, so nothing is scheduled on these nodes (drains evict nothing). Runs until Ctrl-C or
     SIGTERM, then removes every process, host and Node it made. Progress goes to stderr.
     """
-    from sriovop.hollow.supervisor import HollowFleet, stop_recorded
+    from sriovop.hollow.supervisor import FleetNodesLeft, HollowFleet, stop_recorded
 
     say = lambda line: click.echo(line, err=True)  # noqa: E731
     if stop_only:
-        if not stop_recorded(directory, say):
+        try:
+            stopped = stop_recorded(directory, say)
+        except FleetNodesLeft as exc:
+            raise click.ClickException(str(exc)) from None
+        if not stopped:
             click.echo(f"no hollow fleet recorded in {directory}", err=True)
         return
     if count is None:

@@ -32,7 +32,7 @@ from sriovop.hollow.fleet import DEFAULT_PREFIX, FLEET_LABEL, HollowNode, fleet
 from sriovop.hollow.worker import HOSTS_DIR
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import Conflict, NotFound
+from sriovop.runtime.errors import Conflict, ConnectionFailed, NotFound
 from sriovop.runtime.kinds import NODE
 from sriovop.sim.endpoint import read_endpoint
 
@@ -209,9 +209,13 @@ class HollowFleet:
         (self.directory / STATE_FILE).write_text(json.dumps(state))
 
 
+class FleetNodesLeft(RuntimeError):
+    """The clean-up could not reach the API server: the fleet's Node objects are still registered."""
+
+
 def cleanup(directory: Path, client: Client, prefix: str, say: Callable[[str], None]) -> int:
     """Remove what a fleet leaves: network namespaces of its hosts, their roots, its Node objects.
-    Returns how many Nodes were deleted."""
+    Returns how many Nodes were deleted; raises FleetNodesLeft when the API server cannot be reached."""
     hosts = directory / HOSTS_DIR
     for root in sorted(hosts.iterdir()) if hosts.is_dir() else []:
         info = read_endpoint(root)
@@ -221,7 +225,6 @@ def cleanup(directory: Path, client: Client, prefix: str, say: Callable[[str], N
             except OSError:
                 pass  # removed by its own process already
     shutil.rmtree(hosts, ignore_errors=True)
-    names = [n["metadata"]["name"] for n in client.list(NODE, label_selector={FLEET_LABEL: prefix})]
 
     def delete(name: str) -> None:
         try:
@@ -229,8 +232,15 @@ def cleanup(directory: Path, client: Client, prefix: str, say: Callable[[str], N
         except NotFound:
             pass
 
-    with ThreadPoolExecutor(WRITERS) as pool:
-        list(pool.map(delete, names))
+    try:
+        names = [n["metadata"]["name"] for n in client.list(NODE, label_selector={FLEET_LABEL: prefix})]
+        with ThreadPoolExecutor(WRITERS) as pool:
+            list(pool.map(delete, names))
+    except ConnectionFailed as exc:
+        # The record stays, so `--stop` can delete the Nodes once the API server is back.
+        raise FleetNodesLeft(f"the fleet's processes, host roots and network namespaces are gone, but its Node "
+                             f"objects (label {FLEET_LABEL}={prefix}) could not be deleted: {exc}; run --stop "
+                             f"again once the API server answers") from exc
     say(f"hollow: deleted {len(names)} Nodes, host roots and network namespaces")
     (directory / STATE_FILE).unlink(missing_ok=True)
     shutil.rmtree(directory / "ready", ignore_errors=True)
