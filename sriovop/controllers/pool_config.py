@@ -123,15 +123,15 @@ class PoolMembership:
 
     def __init__(self, pools: Iterable[Obj], nodes: Sequence[Obj]) -> None:
         self._nodes = nodes
-        #: (pool, its members) in name order, or (pool, the error its malformed selector raises).
-        self._pools: list[tuple[Obj, tuple[str, ...] | PoolLookupError]] = []
+        #: (pool, its members) in name order, or (pool, why its selector is malformed).
+        self._pools: list[tuple[Obj, tuple[str, ...] | str]] = []
         for pool in sorted((p for p in pools if not is_hw_offload_pool(p)), key=_name):
             selector = (pool.get("spec") or {}).get("nodeSelector")
             try:
-                members: tuple[str, ...] | PoolLookupError = tuple(
+                members: tuple[str, ...] | str = tuple(
                     _name(n) for n in nodes if selector_matches(selector, _labels(n)))
             except ValueError as exc:
-                members = PoolLookupError(f"pool {_name(pool)}: spec.nodeSelector: {exc}")
+                members = f"pool {_name(pool)}: spec.nodeSelector: {exc}"
             self._pools.append((pool, members))
         self._default: NodePool | None = None
 
@@ -140,8 +140,8 @@ class PoolMembership:
         node_name = _name(node)
         found: tuple[Obj, tuple[str, ...]] | None = None
         for pool, members in self._pools:
-            if isinstance(members, PoolLookupError):
-                raise members
+            if isinstance(members, str):
+                raise PoolLookupError(members)
             if not selector_matches((pool.get("spec") or {}).get("nodeSelector"), _labels(node)):
                 continue
             if found is not None:
