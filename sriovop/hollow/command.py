@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from sriovop.exitcodes import NoAnswer
+from sriovop.runtime.errors import ConnectionFailed
+
+if TYPE_CHECKING:
+    from sriovop.hollow.supervisor import HollowFleet
 
 DEFAULT_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "sriovop-hollow"
 
@@ -62,7 +69,7 @@ def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_del
         try:
             stopped = stop_recorded(directory, say)
         except FleetNodesLeft as exc:
-            raise click.ClickException(str(exc)) from None
+            raise NoAnswer(str(exc)) from None
         if not stopped:
             click.echo(f"no hollow fleet recorded in {directory}", err=True)
         return
@@ -84,5 +91,23 @@ def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_del
         say(f"hollow: {count} nodes running; Ctrl-C stops them and deletes their Nodes")
         while not stop.wait(2.0):
             fleet.check_alive()
-    finally:
+    except ConnectionFailed as exc:
+        error = f"the API server did not answer: {exc}"
+        _stop(fleet, error)
+        raise NoAnswer(error) from None
+    except BaseException as exc:
+        _stop(fleet, f"{type(exc).__name__}: {exc}")
+        raise
+    _stop(fleet, None)
+
+
+def _stop(fleet: HollowFleet, error: str | None) -> None:
+    """Stop the fleet. When its Node objects cannot be deleted (the API server is gone), say so and how
+    to finish, exit NO_ANSWER as `--stop` does, rather than end in a traceback. `error` is what ended the
+    fleet, if anything did: it leads the message, since the new exception replaces it."""
+    from sriovop.hollow.supervisor import FleetNodesLeft
+
+    try:
         fleet.stop()
+    except FleetNodesLeft as exc:
+        raise NoAnswer("; ".join(part for part in (error, str(exc)) if part)) from None

@@ -200,8 +200,10 @@ class HollowFleet:
                     proc.terminate()
             for proc in procs:
                 process.terminate(proc, grace=90.0)
-        cleanup(self.directory, self.client, self.prefix, self.say)
-        self.client.close()
+        try:
+            cleanup(self.directory, self.client, self.prefix, self.say)
+        finally:
+            self.client.close()
 
     def _record(self) -> None:
         pids = [p.pid for s in self.slices for p in (s.daemons, s.sims) if p is not None]
