@@ -26,6 +26,7 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_OPERATOR_CONFIG
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap
 from sriovop.devcluster import process
 from sriovop.hollow.fleet import FLEET_LABEL, MODELS, HollowNode
+from sriovop.hollow.worker import NICENESS
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
@@ -82,6 +83,11 @@ def _fleet_record(tmp_path: Path) -> tuple[list[int], list[str]]:
     return record["pids"], namespaces
 
 
+def _nice(pid: int) -> int:
+    """The nice value of a process (proc(5): the 19th field of /proc/PID/stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
 def _assert_nothing_left(client: Client, tmp_path: Path, prefix: str, pids: list[int], namespaces: list[str]) -> None:
     assert client.list(NODE, label_selector={FLEET_LABEL: prefix}) == []
     assert [p for p in pids if process.pid_alive(p)] == []
@@ -102,6 +108,8 @@ def test_hollow_nodes_register_report_their_hosts_and_clean_up_on_ctrl_c(
             ["bulk"] * 4 + ["canary"] * 2
         pids, namespaces = _fleet_record(tmp_path)
         assert len(pids) == 4 and len(set(namespaces)) == COUNT  # 2 slices x (hosts, daemons); a netns each
+        # The fleet stands in for other machines: it yields the CPU to the API server and the operator.
+        assert {_nice(pid) for pid in pids} == {min(19, os.nice(0) + NICENESS)}
 
         # Each daemon, on its own host, answers its NodeState with its own NICs.
         for name in nodes:
