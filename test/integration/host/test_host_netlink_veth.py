@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from pyroute2 import IPRoute, netns
 
-from sriovop.host.netlink import Netlink
+from sriovop.host.netlink import Netlink, link_info
 
 
 @pytest.fixture
@@ -64,3 +64,21 @@ def test_namespace_isolation(veth_ns: str) -> None:
     with Netlink(veth_ns) as inside, Netlink(None) as outside:
         assert "tpf0" in inside.links()
         assert "tpf0" not in outside.links()
+
+
+def test_a_dump_reads_what_pyroute2_decodes_in_full(veth_ns: str) -> None:
+    """`links()` decodes only the attributes it reads (`_LinkFacts`): each link's facts must equal
+    those from pyroute2's own full decoding, alternative names, MAC, MTU and flags included."""
+    with Netlink(veth_ns) as nl:
+        nl.set_mtu("tpf0", 9000)
+        nl.set_up("tpf0")
+        nl.set_mac("tpf0", "02:11:22:33:44:66")
+        nl.add_alt_name("tpf0", "enp98s0f0np0")
+        nl.add_alt_name("tpf0peer", "enp98s0f0v0")
+        with IPRoute(netns=veth_ns) as ipr:
+            full = {info.name: info for info in map(link_info, ipr.get_links())}
+            assert len(ipr.get_links()[0]["attrs"]) > 10  # the plain socket still decodes everything
+        trimmed = nl.links()
+        assert trimmed == full
+        assert trimmed["tpf0"].alt_names == ("enp98s0f0np0",) and trimmed["tpf0"].mac == "02:11:22:33:44:66"
+        assert nl.link("tpf0peer") == full["tpf0peer"]
