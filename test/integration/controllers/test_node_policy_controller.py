@@ -135,9 +135,11 @@ def test_policies_on_overlapping_nodes_with_priorities(kubeconfig: Path, namespa
         assert (pf0["numVfs"], pf0["mtu"]) == (16, 9000)  # merged: the larger of each
         assert groups(pf1) == [("pf1", "0-1")] and pf1["numVfs"] == 2
         (a0,) = wait_for(lambda: cluster.spec_interfaces(only_a), what="spec on 'only-a'")
-        # the pool selecting label a=1 puts its RDMA mode into those nodes' specs only
-        assert [cluster.state(n)["spec"].get("system") for n in (both, only_a, only_b)] == [
-            {"rdmaMode": "exclusive"}, {"rdmaMode": "exclusive"}, None]
+        # the pool selecting label a=1 puts its RDMA mode into those nodes' specs only. Waited for: a node's
+        # own sync can run before the informer's first list (served from the API server's watch cache)
+        # shows the pool created just before the controller started; the pool's event then resyncs all.
+        wait_for(lambda: [cluster.state(n)["spec"].get("system") for n in (both, only_a, only_b)] == [
+            {"rdmaMode": "exclusive"}, {"rdmaMode": "exclusive"}, None], what="the pool's RDMA mode in its specs")
         assert groups(a0) == [("low", "0-3")] and (a0["numVfs"], a0["mtu"]) == (8, 1500)
         b = wait_for(lambda: len(s := cluster.spec_interfaces(only_b)) == 2 and s, what="spec on 'only-b'")
         assert [groups(i) for i in b] == [[("high", "4-7")], [("pf1", "0-1")]]
