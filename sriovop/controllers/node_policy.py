@@ -222,13 +222,14 @@ class NodePolicyReconciler:
         mode = rdma_modes([node], self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)).get(name)
         errors: list[str] = []
         bad_policies: dict[str, str] = {}
+        state = self._cached_state(name)
         try:
-            self._sync_node_state(node, self._cached_state(name), policies, owner, mode, bridges_enabled(config))
+            self._sync_node_state(node, state, policies, owner, mode, bridges_enabled(config))
         except PolicyError as exc:
             errors.append(f"NodeState {name}: {exc}")
             bad_policies[exc.policy_name] = str(exc)
-        enabled = self._sync_device_plugin_config(policies, [node], {name: self._cached_state(name)}, owner, errors,
-                                                  only=name)
+        # The device plugin's entry reads the reported interfaces (status), which the write above leaves.
+        enabled = self._sync_device_plugin_config(policies, [node], {name: state}, owner, errors, only=name)
         self._label_node(node, enabled.get(name, False))
         self._report_bad_policies(policies, bad_policies)
         if errors:
