@@ -64,7 +64,7 @@ from sriovop.api.v1.kinds import (
 )
 from sriovop.api.v1.selectors import node_labels
 from sriovop.api.v1.supportednics import SupportedNics, default_supported_nics
-from sriovop.controllers.node_policy_apply import PolicyError, sort_policies
+from sriovop.controllers.node_policy_apply import sort_policies
 from sriovop.controllers.node_policy_desired import (
     bridges_enabled,
     daemon_nodes,
@@ -73,6 +73,7 @@ from sriovop.controllers.node_policy_desired import (
     normalized,
 )
 from sriovop.controllers.node_policy_desired import status_interfaces as _interfaces
+from sriovop.controllers.node_policy_outcome import SyncOutcome
 from sriovop.controllers.pool_config import rdma_modes
 from sriovop.runtime.controller import Controller, Funcs, Request, Result
 from sriovop.runtime.createupdate import create_or_update
@@ -220,20 +221,16 @@ class NodePolicyReconciler:
         policies = sort_policies(self.reader.list(SRIOV_NETWORK_NODE_POLICY, self.namespace))
         owner = _owner_reference(config)
         mode = rdma_modes([node], self.reader.list(SRIOV_NETWORK_POOL_CONFIG, self.namespace)).get(name)
-        errors: list[str] = []
-        bad_policies: dict[str, str] = {}
+        outcome = SyncOutcome()
         state = self._cached_state(name)
-        try:
-            self._sync_node_state(node, state, policies, owner, mode, bridges_enabled(config))
-        except PolicyError as exc:
-            errors.append(f"NodeState {name}: {exc}")
-            bad_policies[exc.policy_name] = str(exc)
+        outcome.node(name, lambda: self._sync_node_state(node, state, policies, owner, mode,
+                                                         bridges_enabled(config)))
         # The device plugin's entry reads the reported interfaces (status), which the write above leaves.
-        enabled = self._sync_device_plugin_config(policies, [node], {name: state}, owner, errors, only=name)
+        enabled = self._sync_device_plugin_config(policies, [node], {name: state}, owner, outcome.errors,
+                                                  only=name)
         self._label_node(node, enabled.get(name, False))
-        self._report_bad_policies(policies, bad_policies)
-        if errors:
-            raise RuntimeError("node sync incomplete: " + "; ".join(errors))
+        self._report_bad_policies(policies, outcome.bad_policies)
+        outcome.raise_if_incomplete("node sync")
         return None
 
     def _cached_state(self, name: str) -> Obj | None:
@@ -261,8 +258,7 @@ class NodePolicyReconciler:
 
         selected = {n["metadata"]["name"] for n in nodes}
         stale = [s for name, s in states.items() if name not in selected]
-        errors: list[str] = []
-        bad_policies: dict[str, str] = {}
+        outcome = SyncOutcome()
         with ThreadPoolExecutor(max_workers=self.write_workers, thread_name_prefix="nodestate-sync") as pool:
             # Each NodeState is handed to its write and not kept here: the watch replaces it in the cache
             # while the sync runs, and holding every old version until the end doubled the NodeStates'
@@ -272,13 +268,7 @@ class NodePolicyReconciler:
                        for node in nodes]
             del states
             for node, fut in zip(nodes, futures, strict=True):  # in order; all run concurrently
-                try:
-                    fut.result()
-                except PolicyError as exc:
-                    errors.append(f"NodeState {node['metadata']['name']}: {exc}")
-                    bad_policies[exc.policy_name] = str(exc)
-                except (Conflict, NotFound) as exc:
-                    errors.append(f"NodeState {node['metadata']['name']}: {exc}")
+                outcome.node(node["metadata"]["name"], fut.result)
             nodestates_seconds = time.perf_counter() - started
 
             by_name = {n["metadata"]["name"]: n for n in all_nodes}
@@ -290,15 +280,13 @@ class NodePolicyReconciler:
             # The device plugin reads each NodeState's reported interfaces (status), which the writes
             # above do not change: the cache has them, as fresh as or fresher than the sync's first list.
             current = {s["metadata"]["name"]: s for s in self.reader.list(SRIOV_NETWORK_NODE_STATE, self.namespace)}
-            enabled = self._sync_device_plugin_config(policies, nodes, current, owner, errors)
+            enabled = self._sync_device_plugin_config(policies, nodes, current, owner, outcome.errors)
             list(pool.map(lambda n: self._label_node(n, enabled.get(n["metadata"]["name"], False)), nodes))
         self._log.info("policy sync done", nodes=len(nodes), policies=len(policies), stale=len(stale),
                        nodestates_seconds=round(nodestates_seconds, 3),
                        seconds=round(time.perf_counter() - started, 3))
-        self._report_bad_policies(policies, bad_policies)
-        if errors:
-            raise RuntimeError("policy sync incomplete: " + "; ".join(errors[:5])
-                               + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""))
+        self._report_bad_policies(policies, outcome.bad_policies)
+        outcome.raise_if_incomplete("policy sync")
         return Result(requeue_after=requeue)
 
     def _report_bad_policies(self, policies: Sequence[Obj], bad: Mapping[str, str]) -> None:

@@ -7,12 +7,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY, SRIOV_NETWORK_NODE_STATE
-from sriovop.controllers.node_policy import NODE_KEY_PREFIX, SYNC_KEY_NAME, NodePolicyReconciler
+from sriovop.controllers.node_policy import (
+    NODE_KEY_PREFIX,
+    REASON_POLICY_NOT_APPLIED,
+    SYNC_KEY_NAME,
+    NodePolicyReconciler,
+)
 from sriovop.runtime.controller import Request
 from sriovop.runtime.kinds import CONFIG_MAP, NODE
-from test.support.controllers_fake_api import FakeApi
+from test.support.controllers_fake_api import FakeApi, FakeRecorder
 from test.unit.controllers.test_node_policy_sync import IFACES, NS, reconciler, setup_api, sync
 
 
@@ -98,3 +105,24 @@ def test_a_node_gone_or_not_selected_gets_the_full_sync() -> None:
 def test_a_reported_interfaces_change_is_its_nodes_key() -> None:
     r = reconciler(FakeApi())
     assert list(r.node_key({"metadata": {"name": "w7", "namespace": NS}})) == [Request(NS, NODE_KEY_PREFIX + "w7")]
+
+
+def test_an_unapplicable_policy_fails_the_node_sync_as_it_fails_the_full_sync() -> None:
+    """The same judgement as the full sync's: the node's error requeues it, the policy gets its Warning
+    Event, and the node's ConfigMap entry and label are still written."""
+    api = setup_api("w0")
+    rec = FakeRecorder()
+    r = reconciler(api, recorder=rec)
+    sync(r)
+    bad = _policy(4)
+    bad["spec"]["nicSelector"]["pfNames"] = ["ens1f0#x-1"]
+    api.add(SRIOV_NETWORK_NODE_POLICY, bad)
+    _report(api, "w0", IFACES)
+    full = copy.deepcopy(api)
+    with pytest.raises(RuntimeError, match=r"^node sync incomplete: NodeState w0: SriovNetworkNodePolicy p"):
+        sync_node(r, "w0")
+    with pytest.raises(RuntimeError, match=r"^policy sync incomplete: NodeState w0: SriovNetworkNodePolicy p"):
+        sync(reconciler(full))
+    assert [(n, t, reason) for n, t, reason, _ in rec.events] == [("p", "Warning", REASON_POLICY_NOT_APPLIED)]
+    assert _node_view(api, "w0") == _node_view(full, "w0")
+    assert "w0" in api.get(CONFIG_MAP, consts.DEVICE_PLUGIN_CONFIGMAP, NS)["data"]
