@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -125,8 +126,14 @@ class WebhookServer(ThreadingHTTPServer):
         return self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        # Reached for failed TLS handshakes (port scans, plain HTTP on the TLS port): the client's problem.
-        log.debug("connection_error", client=str(client_address), exc_info=True)
+        """Reached for failed TLS handshakes (a client that hangs up mid-handshake, plain HTTP on the TLS
+        port, a port scan): routine and the client's business, so one debug line without a traceback.
+        Anything else escaped the handler and is ours: an error with its traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ssl.SSLError, ConnectionError, TimeoutError, OSError)):
+            log.debug("connection_closed", client=str(client_address[0]), error=str(exc))
+        else:
+            log.error("request_failed", client=str(client_address[0]), exc_info=True)
 
     @property
     def port(self) -> int:

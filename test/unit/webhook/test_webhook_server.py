@@ -12,11 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from sriovop.devcluster.certs import CertificateAuthority
 from sriovop.webhook.handler import MUTATING_PATH, POD_MUTATING_PATH, VALIDATING_PATH, AdmissionHandler
 from sriovop.webhook.server import MAX_BODY_BYTES, WebhookServer
 from sriovop.webhook.tls import CertReloader, server_ssl_context
+from test.support.poll import wait_for
 from test.support.webhook_objects import SETTINGS, default_cluster, policy, review
 from test.support.webhook_server import Running, running_webhook
 
@@ -83,6 +85,20 @@ def test_tls_floor_is_1_2_and_garbage_does_not_hurt(hook: Running) -> None:
         assert hook.post(VALIDATING_PATH, review("SriovNetworkNodePolicy", policy()))[0] == 200
     finally:
         idle.close()
+
+
+def test_a_handshake_cut_short_is_one_line_without_a_traceback(hook: Running) -> None:
+    """A client hanging up mid-handshake (a load balancer's probe, an API server's dropped dial) is
+    routine: one debug event naming the client and the TLS error, no traceback, nothing at error level."""
+    with capture_logs() as logs:
+        with socket.create_connection((hook.host, hook.port), timeout=5) as raw:
+            raw.sendall(bytes.fromhex("160301"))  # the start of a TLS record, then the connection ends
+        closed = wait_for(lambda: [e for e in logs if e["event"] == "connection_closed"],
+                          what="the server's connection_closed event")
+    assert closed[0]["log_level"] == "debug" and closed[0]["client"] == hook.host
+    assert "EOF" in closed[0]["error"] or "reset" in closed[0]["error"], closed[0]
+    assert all("exc_info" not in e for e in logs), logs
+    assert [e for e in logs if e["log_level"] in ("warning", "error")] == []
 
 
 def test_concurrent_requests_on_kept_alive_connections(hook: Running) -> None:
