@@ -64,9 +64,9 @@ prereqs: $(VENV)/.installed deps
 go-builds: deps
 	MAKEFLAGS= $(MAKE) --no-print-directory control-plane node-components helm promtool >/dev/null
 
-# The README's test command: lint, the whole suite against a real kube-apiserver (the in-cluster package
-# and the quick benchmarks beside the rest, hack/run-suite.sh), then the QEMU e2e suite and the QEMU
-# guest as a cluster node.
+# The README's test command: lint, the whole suite against a real kube-apiserver (the in-cluster, hollow-node,
+# plan and quick-benchmark packages beside the rest, hack/run-suite.sh), then the QEMU e2e suite and the
+# QEMU guest as a cluster node.
 test: $(VENV)/.installed prereqs lint
 	bash hack/run-suite.sh $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -m e2e test/e2e $(PYTEST_ARGS)

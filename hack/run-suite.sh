@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The main pytest suite (everything but the QEMU e2e) as two concurrent pytest processes: the in-cluster
-# package (test/integration/incluster) followed by the quick benchmarks (test/integration/bench) in one,
-# everything else in the other.
+# package (test/integration/incluster), the hollow-node rollouts (test/integration/hollow), the plan
+# scenarios (test/integration/plan) and the quick benchmarks (test/integration/bench) in one, everything
+# else in the other.
 #
-# Why: those two packages are the longest single parts of the suite (about 11 and 4 minutes on an idle
-# 2-core machine), and the in-cluster one spends most of its time waiting, not computing: on kubelets
+# Why: the in-cluster package and the quick benchmarks are the longest single parts of the suite (about
+# 11 and 9 minutes on an idle 2-core machine), and most of the suite waits, not computes: on kubelets
 # starting pods, on the kubelet delivering a renewed Secret and the certificate delivery margin, on
-# leases expiring. Run one after the other with the rest they add up; side by side the waits overlap
-# with the work. Both parts are built to run beside other clusters (every cluster takes its own address
-# slot, bridges, ports and cgroups), and no test of either asserts a duration.
+# leases expiring. Run one after the other they add up; side by side the waits overlap with the work
+# (the two cores were still idle half of the time). The hollow and plan packages (about 2.5 min each)
+# even out the two sessions: without them the background one ended 9 min before the other.
+# Every part is built to run beside other clusters (every cluster takes its own address slot, bridges,
+# ports and cgroups), and no test asserts a duration. The QEMU suites stay after both: beside them a
+# TCG guest ran half as fast and the e2e suite took twice as long (docs/development.md).
 #
 # Usage: hack/run-suite.sh [PYTEST_ARG...]   (the arguments go to both processes)
 # Env:   PYTEST (default .venv/bin/pytest), SUITE_LOG (default build/suite-background.log: the background
@@ -17,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTEST=${PYTEST:-.venv/bin/pytest}
 LOG=${SUITE_LOG:-build/suite-background.log}
-BACKGROUND=(test/integration/incluster test/integration/bench)
+BACKGROUND=(test/integration/incluster test/integration/hollow test/integration/plan test/integration/bench)
 mkdir -p "$(dirname "$LOG")"
 
 # A non-interactive shell starts background commands with SIGINT ignored, and Python then never raises
