@@ -342,8 +342,15 @@ def _pods_step(kube: Client, shell: GuestShell, record: dict[str, Any]) -> None:
         record["vf_links_up"] = True
     except AssertionError as exc:  # QEMU's 82576 failed a VF's reset handshake: igbvf resets it again
         record["vf_links_up"] = str(exc)
-        record["vf_link_resets"] = {s["pod"]: vf_reset.reset_until_carrier(shell, s["pid"]) for s in seen}
+    pids = {s["pod"]: s["pid"] for s in seen}
+    resets = vf_reset.carrier_on_all(shell, pids)
     ok, evidence = pods.ping(shell, a["pid"], b["vf"]["ips"][0])
+    if not ok and not all(pods.has_link(shell, pid) for pid in pids.values()):
+        # A carrier lost again between the resets and the ping: once more, and ping again.
+        resets += vf_reset.carrier_on_all(shell, pids)
+        ok, evidence = pods.ping(shell, a["pid"], b["vf"]["ips"][0])
+    if resets:
+        record["vf_link_resets"] = resets
     record["vf_ping"] = evidence
     record["vf_traffic"] = "vf-to-vf" if ok else False
     if not ok:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from sriovop.devcluster.vmguest import GuestError
-from test.support.vm_pod_vf_reset import reset_until_carrier
+from test.support.vm_pod_vf_reset import carrier_on_all, reset_until_carrier
 
 DOWN = ["BROADCAST", "MULTICAST"]
 NO_CARRIER = ["NO-CARRIER", "BROADCAST", "MULTICAST", "UP"]
@@ -78,3 +78,48 @@ def test_a_failed_reset_command_fails_with_the_guest_s_words() -> None:
     shell = ScriptedShell([[NO_CARRIER]], reset_rc=2)
     with pytest.raises(GuestError, match="rc 2: RTNETLINK answers: Operation not permitted"):
         reset_until_carrier(shell, 7, attempts=3, wait_s=0.05)
+
+
+class TwoVfShell:
+    """Two pods' net1, each with its own carrier; pod 1's carrier goes again when pod 2's VF is first reset
+    (one way to what an e2e-node run saw: vm-vf-a had its carrier back, then none when the ping ran)."""
+
+    def __init__(self) -> None:
+        self.carrier = {1: False, 2: False}
+        self.resets: list[int] = []
+
+    def run(self, cmd: str, timeout: float = 120) -> tuple[int, str, str]:
+        pid = int(cmd.split()[2])
+        if "ip link set net1 down && ip link set net1 up" in cmd:
+            self.resets.append(pid)
+            self.carrier[pid] = True
+            if pid == 2 and self.resets.count(2) == 1:
+                self.carrier[1] = False
+            return 0, "", ""
+        assert "ip -j link show net1" in cmd, cmd
+        return 0, json.dumps([{"ifname": "net1", "flags": CARRIER if self.carrier[pid] else NO_CARRIER}]), ""
+
+    def check(self, cmd: str, timeout: float = 120) -> str:
+        return self.run(cmd, timeout)[1]
+
+
+def test_carrier_on_all_resets_again_a_vf_that_lost_it_while_the_other_was_reset() -> None:
+    shell = TwoVfShell()
+    rounds = carrier_on_all(shell, {"a": 1, "b": 2}, attempts=2, wait_s=0.05)
+    assert rounds == [{"a": {"resets": 1, "carrier": True}, "b": {"resets": 1, "carrier": True}},
+                      {"a": {"resets": 1, "carrier": True}, "b": {"resets": 0, "carrier": True}}]
+    assert shell.resets == [1, 2, 1] and all(shell.carrier.values())
+
+
+def test_carrier_on_all_resets_nothing_when_every_vf_has_a_carrier() -> None:
+    shell = TwoVfShell()
+    shell.carrier = {1: True, 2: True}
+    assert carrier_on_all(shell, {"a": 1, "b": 2}, attempts=2, wait_s=0.05) == []
+    assert shell.resets == []
+
+
+def test_carrier_on_all_gives_up_after_its_rounds_and_reports_them() -> None:
+    shell = ScriptedShell([[NO_CARRIER]])
+    shell.phases = [[NO_CARRIER]] * 100  # every reset leaves it without a carrier
+    rounds = carrier_on_all(shell, {"a": 7}, rounds=2, attempts=2, wait_s=0.05)
+    assert rounds == [{"a": {"resets": 2, "carrier": False}}] * 2 and len(shell.resets) == 4
