@@ -12,6 +12,7 @@ thread logs, sets the event and runs the caller's callback.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import threading
@@ -31,7 +32,8 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
 
     Call from the main thread. `on_stop(signum)` runs once, in the watcher thread, just before the
     event is set (so what it records is visible to whoever waits on the event). Later signals are
-    logged at debug level and otherwise ignored: stopping is already under way.
+    logged at debug level and otherwise ignored: stopping is already under way, through the
+    interpreter's teardown at exit too.
     """
     stop = stop if stop is not None else threading.Event()
     read_fd, write_fd = os.pipe()
@@ -84,6 +86,18 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
             pass  # not the main thread after all: the handlers stay, writing to /dev/null
         _unblock()
 
+    def _ignore_late_signals() -> None:
+        """At exit after a stop: the interpreter's teardown puts the default action back for every signal
+        with a Python handler, so a late duplicate (the init's or kubelet's second signal) would end a
+        clean stop with 143 instead of 0. Ignored signals stay ignored through the teardown."""
+        if stop.is_set():
+            for signum in STOP_SIGNALS:
+                try:
+                    signal.signal(signum, signal.SIG_IGN)
+                except ValueError:  # not the main thread: the handlers stay
+                    pass
+
+    atexit.register(_ignore_late_signals)
     os.register_at_fork(before=_block, after_in_parent=_unblock, after_in_child=_child)
     threading.Thread(target=_watch, name="stop-signals", daemon=True).start()
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)

@@ -53,11 +53,14 @@ def test_a_burst_of_stop_signals_ends_the_process_cleanly(mode: str) -> None:
     proc = _start(mode)
     # SIGTERM and SIGINT alternate so the kernel does not merge them into one pending signal: each can
     # land while the previous one is being handled.
-    for i in range(500):
+    # The signals go on until the child has exited, so some land while the interpreter tears itself down.
+    i = 0
+    while proc.poll() is None and i < 200_000:
         try:
             os.kill(proc.pid, signal.SIGTERM if i % 2 == 0 else signal.SIGINT)
         except ProcessLookupError:
             break
+        i += 1
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -65,10 +68,10 @@ def test_a_burst_of_stop_signals_ends_the_process_cleanly(mode: str) -> None:
         proc.communicate()
         pytest.fail("the child did not stop within 60 s of the signals (deadlocked in a signal handler?)\n"
                     + err[-2000:])
-    # The child reached its clean exit; a signal of the burst that lands while the interpreter tears
-    # itself down (after its handlers are reset to the defaults) may still end it with that signal.
+    # The child reached its clean exit, and a signal that landed while the interpreter tore itself down
+    # did not end it with that signal (exit 143 after a clean stop, which an init or kubelet reports).
     assert "CLEAN-EXIT" in out, err[-2000:]
-    assert proc.returncode in (0, -signal.SIGTERM, -signal.SIGINT), err[-2000:]
+    assert proc.returncode == 0, (proc.returncode, err[-2000:])
     assert err.count("busy child stopping") == 1, err[-2000:]
 
 
