@@ -49,7 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
     def handle(self) -> None:
         try:
             super().handle()
-        except (ssl.SSLError, ConnectionError, TimeoutError, OSError) as exc:
+        except OSError as exc:  # TLS, reset, timeout: every one is an OSError
             log.debug("connection_closed", client=self.client_address[0], error=str(exc))
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -130,7 +130,7 @@ class WebhookServer(ThreadingHTTPServer):
         port, a port scan): routine and the client's business, so one debug line without a traceback.
         Anything else escaped the handler and is ours: an error with its traceback."""
         exc = sys.exc_info()[1]
-        if isinstance(exc, (ssl.SSLError, ConnectionError, TimeoutError, OSError)):
+        if isinstance(exc, OSError):  # ssl.SSLError, ConnectionError, TimeoutError
             log.debug("connection_closed", client=str(client_address[0]), error=str(exc))
         else:
             log.error("request_failed", client=str(client_address[0]), exc_info=True)

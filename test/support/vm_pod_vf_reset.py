@@ -59,9 +59,9 @@ vm-vf-a had its carrier after 3 resets, vm-vf-b was reset next, and vm-vf-a had 
 def carrier_on_all(shell: GuestShell, pids: dict[str, int], rounds: int = ROUNDS,
                    attempts: int = ATTEMPTS, wait_s: float = ATTEMPT_WAIT_S) -> list[dict[str, Any]]:
     """Resets the VFs without a carrier until every one has it at the same time; returns each round's
-    resets by pod (an empty list when all had a carrier at once). The caller checks the result: a round
-    that ends with a VF still without carrier is reported, not raised, so the ping still runs and fails
-    with its evidence."""
+    resets by pod (an empty list when all had a carrier at once). The caller records the result and the
+    ping is the check: a round that ends with a VF still without carrier is reported, not raised, so the
+    ping still runs and fails with its evidence."""
     done: list[dict[str, Any]] = []
     for _ in range(rounds):
         if all(has_link(shell, pid) for pid in pids.values()):
