@@ -37,7 +37,8 @@ def _parse_pools(value: str | None) -> dict[str, int]:
 @click.option("--per-process", type=click.IntRange(min=1), default=100, show_default=True,
               help="Nodes per worker process (each slice has one process of hosts and one of daemons).")
 @click.option("--apply-delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Seconds each node's apply takes, spent by the simulated NIC creating VFs (vf_delay).")
+              help="Seconds each node's numVfs change takes, spent in its sriov_numvfs writes (the "
+                   "simulator's numvfs_write_delay).")
 @click.option("--requeue-after", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="The daemons' drift re-check period (as the config daemon's flag).")
 @click.option("--prefix", default="hollow", show_default=True,

@@ -20,10 +20,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from sriovop.hollow.fleet import PFS, HollowNode
+
+if TYPE_CHECKING:
+    from sriovop.sim.host import SimHost
 
 #: Where the hosts of a fleet directory live (one directory per node).
 HOSTS_DIR = "hosts"
@@ -44,10 +48,27 @@ SWITCH_INTERVAL = 0.05
 #: CPU from what is measured (API server, etcd, operator). At 1,000 nodes and nice 0, the operator
 #: was starved during the fleet's start-up and lost its lease.
 NICENESS = 10
+#: sriov_numvfs writes in one node's numVfs change: 0, then the new count, on each of its PFs.
+NUMVFS_WRITES = 2 * PFS
 
 
 def host_root(directory: Path, node: HollowNode) -> Path:
     return directory / HOSTS_DIR / node.name
+
+
+def slow_like_hardware(sim: SimHost, apply_delay: float) -> None:
+    """Make a numVfs change on this host take `apply_delay` seconds in the kernel, as on hardware.
+
+    A real `sriov_numvfs` write returns once the PF's VFs exist (the kernel enables SR-IOV inside the
+    write), and changing a PF's count is two writes, 0 then the new count. Each of the node's
+    NUMVFS_WRITES writes therefore hangs for its share of the delay (the simulator's
+    `numvfs_write_delay`), and the daemon finds its VFs on its first look. The simulator's `vf_delay`
+    (VFs appearing after a write that returned at once) made the daemon poll for them, and its polls saw
+    each PF's VFs up to half a second late: about a second per node and per drain wave that no NIC
+    spends and that the rollout's ideal does not count."""
+    if apply_delay > 0:
+        for pf in sim.pfs:
+            sim.fault(pf.pci, numvfs_write_delay=apply_delay / NUMVFS_WRITES)
 
 
 def _as_a_background_fleet() -> None:
@@ -97,8 +118,9 @@ def _slice_options(fn):  # type: ignore[no-untyped-def]
 @cli.command()
 @_slice_options
 @click.option("--apply-delay", type=float, default=0.0,
-              help="Seconds one node's apply takes: each PF's VFs appear apply-delay/PFs after its sriov_numvfs "
-                   "write (the simulator's vf_delay fault), as on hardware that takes seconds to create VFs.")
+              help="Seconds one node's numVfs change takes: each of its sriov_numvfs writes (0, then the new "
+                   "count, per PF) hangs for its share (the simulator's numvfs_write_delay fault), as on "
+                   "hardware that takes seconds to create VFs.")
 def sims(directory: Path, prefix: str, first: int, count: int, ready_file: Path, apply_delay: float) -> None:
     """Build and serve the simulated hosts of nodes first..first+count-1 until SIGTERM."""
     from sriovop.sim.host import SimHost
@@ -115,9 +137,7 @@ def sims(directory: Path, prefix: str, first: int, count: int, ready_file: Path,
             root = host_root(directory, node)
             sim = SimHost(root, [f"{node.model}:{PFS}"], pf_names=node.pf_names).start()
             hosts.append(sim)
-            if apply_delay > 0:
-                for pf in sim.pfs:
-                    sim.fault(pf.pci, vf_delay=apply_delay / PFS)
+            slow_like_hardware(sim, apply_delay)
             if stop.is_set():
                 return
         _announce(ready_file, len(hosts), started)

@@ -72,6 +72,19 @@ def _daemon_cpu(sc: RolloutScenario) -> float:
     return sum(benchlib.cpu_seconds(s.daemons.pid) for s in sc.fleet.slices if s.daemons.poll() is None)
 
 
+def _control_plane_cpu(sc: RolloutScenario) -> float:
+    """kube-apiserver's and etcd's CPU seconds: what every request of the rollout costs the server side,
+    the part of the machine no change to the operator or the daemons' own code can remove."""
+    assert sc.cp is not None
+    procs = (sc.cp.apiserver, sc.cp.etcd)
+    return sum(benchlib.cpu_seconds(p.pid) for p in procs if p is not None and p.poll() is None)
+
+
+def _hosts_cpu(sc: RolloutScenario) -> float:
+    assert sc.fleet is not None
+    return sum(benchlib.cpu_seconds(s.sims.pid) for s in sc.fleet.slices if s.sims.poll() is None)
+
+
 def _daemon_rss_mib(sc: RolloutScenario) -> float:
     assert sc.fleet is not None
     total = sum(benchlib.rss_kib(p.pid) for s in sc.fleet.slices for p in (s.daemons, s.sims) if p.poll() is None)
@@ -86,6 +99,7 @@ def rounds(sc: RolloutScenario, plan: RolloutPlan, n_rounds: int, audit: AuditLo
         sc.watcher.reset_max()
         pid = _operator_pid(sc)
         cpu0, dcpu0, off0 = benchlib.cpu_seconds(pid), _daemon_cpu(sc), audit.offset()
+        ccpu0, hcpu0 = _control_plane_cpu(sc), _hosts_cpu(sc)
         t0 = sc.change(num_vfs)
         t1 = sc.watcher.wait_configured(num_vfs, timeout=max(900.0, 6 * plan.ideal_seconds()), expect=plan.nodes)
         time.sleep(2.0)  # the last requests reach the audit log
@@ -93,6 +107,8 @@ def rounds(sc: RolloutScenario, plan: RolloutPlan, n_rounds: int, audit: AuditLo
         sample = {"seconds": round(t1 - t0, 2), "max_in_flight": dict(sc.watcher.max_in_flight),
                   "operator_cpu_seconds": round(benchlib.cpu_seconds(pid) - cpu0, 2),
                   "daemons_cpu_seconds": round(_daemon_cpu(sc) - dcpu0, 2),
+                  "hosts_cpu_seconds": round(_hosts_cpu(sc) - hcpu0, 2),
+                  "apiserver_etcd_cpu_seconds": round(_control_plane_cpu(sc) - ccpu0, 2),
                   "requests": {c: per_client(counts, c, plan.nodes) for c in ("daemons", "operator")},
                   "requests_total_per_node": {c: round(sum(n for (w, _v, _r), n in counts.items() if w == c)
                                                        / plan.nodes, 2) for c in ("daemons", "operator")},
@@ -215,6 +231,12 @@ def figures_for(r: dict[str, Any]) -> list[Figure]:
                statistics.median(s["operator_cpu_seconds"] for s in samples), "s",
                note=f"operator requests per node: {json.dumps(samples[len(samples) // 2]['requests']['operator'])}"),
         Figure(f"rollout_operator_rss_mb_{n}_nodes", r["operator_rss_mib"], "MiB", note="after the rollouts"),
+        Figure(f"rollout_apiserver_etcd_cpu_seconds_{n}_nodes",
+               statistics.median(s["apiserver_etcd_cpu_seconds"] for s in samples), "s",
+               note="kube-apiserver and etcd per rollout, serving the operator, the daemons and the watcher; "
+                    "hollow daemons / their hosts: "
+                    f"{statistics.median(s['daemons_cpu_seconds'] for s in samples)} / "
+                    f"{statistics.median(s['hosts_cpu_seconds'] for s in samples)} s"),
         Figure(f"rollout_daemons_rest_requests_per_min_{n}_nodes",
                r["rest"]["daemon_requests_per_min_beyond_watches"], "req/min", target=0,
                target_what="hollow daemons at rest: no request beyond their watches",
