@@ -73,8 +73,9 @@ def _daemon_cpu(sc: RolloutScenario) -> float:
 
 
 def _control_plane_cpu(sc: RolloutScenario) -> float:
-    """kube-apiserver's and etcd's CPU seconds: what every request of the rollout costs the server side,
-    the part of the machine no change to the operator or the daemons' own code can remove."""
+    """kube-apiserver's and etcd's CPU seconds: what the rollout's requests and watches cost the server
+    side, which on a real cluster runs on the control plane, not on the nodes the hollow fleet stands in
+    for."""
     assert sc.cp is not None
     procs = (sc.cp.apiserver, sc.cp.etcd)
     return sum(benchlib.cpu_seconds(p.pid) for p in procs if p is not None and p.poll() is None)

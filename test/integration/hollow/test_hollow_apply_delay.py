@@ -42,4 +42,3 @@ def test_a_numvfs_change_takes_the_apply_delay_in_its_writes(tmp_path: Path) -> 
         assert time.monotonic() - started >= DELAY
         assert sorted(result.configured) == sorted(pf["pciAddress"] for pf in pfs)
         assert [_virtfns(sim.root, pf["pciAddress"]) for pf in pfs] == [4] * PFS
-
