@@ -150,11 +150,14 @@ def traffic_evidence(shell: GuestShell, pid: int, pf: str) -> str:
 
 
 def host_vfs(shell: GuestShell, pf_pci: str) -> dict[str, tuple[str, str]]:
-    """PCI address -> (netdev name, MAC) of every VF netdev in the guest's host namespace."""
+    """PCI address -> (netdev name, MAC) of every VF netdev in the guest's host namespace. A netdev that
+    leaves while it is read (a VF moving back from a pod's namespace during DEL) has no MAC on its line
+    and is left out, as it would be a moment later: the callers poll until the VFs are back."""
     out = shell.check(f"for l in /sys/bus/pci/devices/{pf_pci}/virtfn*; do d=$(readlink -f \"$l\"); "
                      "for n in \"$d\"/net/*; do if [ -e \"$n\" ]; then "
-                     "echo \"${d##*/} ${n##*/} $(cat \"$n/address\")\"; fi; done; done")
-    return {pci: (name, mac) for pci, name, mac in (line.split() for line in out.splitlines())}
+                     "echo \"${d##*/} ${n##*/} $(cat \"$n/address\" 2>/dev/null)\"; fi; done; done")
+    rows = [line.split() for line in out.splitlines()]
+    return {row[0]: (row[1], row[2]) for row in rows if len(row) == 3}
 
 
 def kubelet_pid(shell: GuestShell) -> int:
