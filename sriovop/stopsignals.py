@@ -80,10 +80,9 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
         os.dup2(devnull, write_fd, inheritable=False)
         try:  # the forking thread is the child's main thread, so this normally succeeds
             signal.set_wakeup_fd(-1)
-            for signum in STOP_SIGNALS:
-                signal.signal(signum, signal.SIG_DFL)
         except ValueError:
             pass  # not the main thread after all: the handlers stay, writing to /dev/null
+        _set_stop_actions(signal.SIG_DFL)
         _unblock()
 
     def _ignore_late_signals() -> None:
@@ -91,11 +90,7 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
         with a Python handler, so a late duplicate (the init's or kubelet's second signal) would end a
         clean stop with 143 instead of 0. Ignored signals stay ignored through the teardown."""
         if stop.is_set():
-            for signum in STOP_SIGNALS:
-                try:
-                    signal.signal(signum, signal.SIG_IGN)
-                except ValueError:  # not the main thread: the handlers stay
-                    pass
+            _set_stop_actions(signal.SIG_IGN)
 
     atexit.register(_ignore_late_signals)
     os.register_at_fork(before=_block, after_in_parent=_unblock, after_in_child=_child)
@@ -104,3 +99,35 @@ def stop_on_signals(what: str, on_stop: Callable[[int], None] | None = None,
     for signum in STOP_SIGNALS:
         signal.signal(signum, _handler)
     return stop
+
+
+def unwind_on_signals(what: str) -> None:
+    """For a script whose clean-up is its `finally` blocks (a benchmark that runs fleets and control
+    planes): the first SIGTERM or SIGINT unwinds it, as SystemExit(143) or KeyboardInterrupt; the later
+    ones are ignored, so a second Ctrl-C, or a `timeout` forwarding the signal the script got itself,
+    cannot cut a clean-up short and leave processes writing into directories being removed.
+
+    Call from the main thread. The exception is raised in the main thread wherever it is: that is how
+    the unwinding reaches the `finally` blocks.
+    """
+
+    def _on_signal(signum: int, _frame: FrameType | None) -> None:
+        _set_stop_actions(signal.SIG_IGN)
+        # os.write, not print or a logger: the handler may run while the main thread holds their locks
+        os.write(2, f"{what}: {signal.Signals(signum).name}, cleaning up (further stop signals are ignored)\n"
+                 .encode())
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    _set_stop_actions(_on_signal)
+
+
+def _set_stop_actions(action: signal.Handlers | Callable[[int, FrameType | None], None]) -> None:
+    """SIGTERM's and SIGINT's action, where Python allows it: only the main thread may set one, and from
+    another thread the handlers stay (writing to the wakeup fd, which `_child` points at /dev/null)."""
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, action)
+    except ValueError:
+        pass

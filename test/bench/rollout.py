@@ -31,18 +31,20 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import benchlib
 from benchlib import Figure
 
+from sriovop.hollow.supervisor import Slice
+from sriovop.stopsignals import unwind_on_signals
 from test.support.rollout import BENCH_USER_AGENT, FIRST_VFS, NS, RolloutPlan, RolloutScenario
 from test.support.rollout_audit import AuditLog, per_client
 
@@ -67,9 +69,14 @@ def _exceeded(max_in_flight: dict[str, int], limits: dict[str, int]) -> int:
     return max([0, *(seen - limits.get(pool, 0) for pool, seen in max_in_flight.items())])
 
 
-def _daemon_cpu(sc: RolloutScenario) -> float:
+def _fleet_cpu(sc: RolloutScenario, process: Callable[[Slice], Any]) -> float:
+    """CPU seconds of one of each slice's processes (its daemons or its simulated hosts), summed."""
     assert sc.fleet is not None
-    return sum(benchlib.cpu_seconds(s.daemons.pid) for s in sc.fleet.slices if s.daemons.poll() is None)
+    return sum(benchlib.cpu_seconds(p.pid) for p in map(process, sc.fleet.slices) if p.poll() is None)
+
+
+def _daemon_cpu(sc: RolloutScenario) -> float:
+    return _fleet_cpu(sc, lambda s: s.daemons)
 
 
 def _control_plane_cpu(sc: RolloutScenario) -> float:
@@ -82,8 +89,7 @@ def _control_plane_cpu(sc: RolloutScenario) -> float:
 
 
 def _hosts_cpu(sc: RolloutScenario) -> float:
-    assert sc.fleet is not None
-    return sum(benchlib.cpu_seconds(s.sims.pid) for s in sc.fleet.slices if s.sims.poll() is None)
+    return _fleet_cpu(sc, lambda s: s.sims)
 
 
 def _daemon_rss_mib(sc: RolloutScenario) -> float:
@@ -312,8 +318,9 @@ def main() -> None:
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))
     # SIGTERM (a timeout, make bench interrupted) unwinds like Ctrl-C: fleets, operators and control
-    # planes are stopped by their finally blocks instead of leaking network namespaces.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # planes are stopped by their finally blocks instead of leaking network namespaces, and a second
+    # signal does not cut that short.
+    unwind_on_signals("rollout")
     started = benchlib.machine()
     if args.quick:  # a smoke run (make test): checks the benchmark runs, not a figure to quote; the faults
         # run at small N in test/integration/hollow/ instead

@@ -5,6 +5,9 @@ SIGTERM two or three times in a row while its main thread may be writing a log l
 lock. A handler that logs or sets an Event itself can then wait forever on a lock its own thread holds;
 the process ends only by SIGKILL after the grace period (exit 137). These tests signal a busy-logging
 child many times and require a clean exit 0 with exactly one "stopping" line.
+
+Scripts that clean up in `finally` blocks (the rollout benchmark's fleets) unwind on the first signal;
+a second one must not cut that clean-up short.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 CHILD = r"""
 import sys
+from pathlib import Path
 from sriovop.logsetup import configure_logging
 from sriovop.stopsignals import stop_on_signals
 import structlog
@@ -96,3 +101,46 @@ def test_a_stop_signal_to_a_forked_child_does_not_stop_the_parent() -> None:
     assert done.returncode == 0, done.stderr
     # The child, signalled the moment it exists, ends by the default action; the parent keeps running.
     assert done.stdout.split() == ["child", str(-signal.SIGTERM), "RUNNING"], done.stdout + done.stderr
+
+
+UNWINDING_CHILD = r"""
+import sys, time
+from pathlib import Path
+from sriovop.stopsignals import unwind_on_signals
+
+unwind_on_signals("unwinding child")
+try:
+    print("READY", flush=True)
+    while True:
+        time.sleep(0.05)
+finally:  # the clean-up: it waits for the test, which signals the child again meanwhile
+    print("CLEANING", flush=True)
+    while not Path(sys.argv[1]).exists():
+        time.sleep(0.05)
+    print("CLEANED", flush=True)
+"""
+
+
+@pytest.mark.parametrize(("first", "exit_code"), [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, 143)])
+def test_a_script_unwinds_once_and_later_signals_do_not_cut_its_clean_up_short(
+        tmp_path: Path, first: signal.Signals, exit_code: int) -> None:
+    go = tmp_path / "go"
+    proc = subprocess.Popen([sys.executable, "-c", UNWINDING_CHILD, str(go)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "READY"
+        os.kill(proc.pid, first)
+        assert proc.stdout.readline().strip() == "CLEANING"
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):  # a second Ctrl-C, a timeout's forward
+            os.kill(proc.pid, signum)
+        go.touch()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert out.split() == ["CLEANED"], out + err
+    assert proc.returncode == exit_code, (proc.returncode, err[-2000:])
+    assert err.count("cleaning up (further stop signals are ignored)") == 1, err[-2000:]
+    assert f"unwinding child: {first.name}" in err, err[-2000:]
