@@ -11,6 +11,11 @@ collection whose field selector is one equality on a name or a node name are ans
 `Hub` per collection, which lists and watches the whole collection once for the process. Every
 other request (gets, live lists, writes) goes to the API server as before.
 
+A process may name the objects its daemons will ask for by name (`FanoutClient(..., names=...)`: the
+slice's NodeStates). That hub then keeps only those: a watch event of any other object is not decoded
+(`NameFilter`), so that the fleet's cost per event does not grow with its number of processes. A
+daemon asking for a name outside them is served by the API server.
+
 What a daemon's reflector sees is what the API server would send it: the matching objects and
 events in resourceVersion order, a 410 when it asks to resume from older than the hub remembers (it
 relists from the hub), and a broken stream while the hub's own watch is down (it backs off and
@@ -19,11 +24,13 @@ reads live meanwhile, as during an API server outage).
 
 from __future__ import annotations
 
+import json
 import queue
+import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 import structlog
@@ -56,6 +63,46 @@ def _field(obj: Mapping[str, Any], path: tuple[str, str]) -> Any:
     return (obj.get(path[0]) or {}).get(path[1])
 
 
+#: Found in a watch event's line without decoding it: the event's type (the line's first key), every
+#: JSON key "name" with its value, every key "resourceVersion" with its value. Inside a JSON string a
+#: quote is escaped, so an annotation holding JSON cannot produce a match.
+_EVENT_TYPE = re.compile(rb'\{"type":"([A-Z]+)"')
+_NAME = re.compile(rb'"name":"([^"\\]*)"')
+_RESOURCE_VERSION = re.compile(rb'"resourceVersion":"([0-9]+)"')
+_OBJECT_EVENTS = (b"ADDED", b"MODIFIED", b"DELETED")
+
+
+class NameFilter:
+    """A hub's watch decoding when it serves only some names: an event of an object that is not one of
+    them becomes a stub carrying only its resourceVersion (which the hub's own watch resumes from),
+    found with three regular expressions instead of decoding the whole line.
+
+    Conservative: the line is decoded whenever any "name" key in it (metadata's, an owner's, an
+    interface's) is one of the names, when it holds other than exactly one resourceVersion, and for
+    bookmarks, errors and lines of another shape. A stub never stands for an object a daemon asked for.
+    """
+
+    def __init__(self, names: Collection[str]) -> None:
+        self.names = frozenset(n.encode() for n in names)
+        self.skipped = 0
+
+    def __call__(self, line: bytes) -> Any:
+        head = _EVENT_TYPE.match(line)
+        if head is None or head.group(1) not in _OBJECT_EVENTS:
+            return json.loads(line)
+        if not self.names.isdisjoint(_NAME.findall(line)):
+            return json.loads(line)
+        versions = _RESOURCE_VERSION.findall(line)
+        if len(versions) != 1:
+            return json.loads(line)
+        self.skipped += 1
+        return {"type": head.group(1).decode(), "object": {"metadata": {"resourceVersion": versions[0].decode()}}}
+
+
+def _is_stub(obj: Mapping[str, Any]) -> bool:
+    return "name" not in obj["metadata"]
+
+
 class _Subscriber:
     """One daemon's watch on a hub: a queue of matching events; None ends the stream."""
 
@@ -71,8 +118,12 @@ class _Subscriber:
 class Hub:
     """LIST+WATCH of one collection for every daemon of the process (the sink of one reflector)."""
 
-    def __init__(self, client: Client, kind: Kind, namespace: str | None, label_selector: str | None) -> None:
+    def __init__(self, client: Client, kind: Kind, namespace: str | None, label_selector: str | None,
+                 names: Collection[str] | None = None) -> None:
         self.kind = kind
+        #: The only object names this hub keeps (None: all of them).
+        self.names = frozenset(names) if names is not None else None
+        self.name_filter = NameFilter(names) if names is not None else None
         self._lock = threading.Condition()
         self._objects: dict[str, Any] = {}
         self._rv = 0
@@ -81,7 +132,8 @@ class Hub:
         self._oldest = 0  # events at or below this resourceVersion may have left the history
         self._subscribers: set[_Subscriber] = set()
         self.reflector = Reflector(client, kind, self, namespace=namespace, label_selector=label_selector,
-                                   transform=lambda o: o, name=f"hub-{kind.plural}/{namespace or '*'}")
+                                   transform=lambda o: o, name=f"hub-{kind.plural}/{namespace or '*'}",
+                                   decode=self.name_filter or json.loads)
 
     def start(self, stop: threading.Event) -> None:
         threading.Thread(target=self.reflector.run, args=(stop,), name=f"hub-{self.kind.plural}", daemon=True).start()
@@ -94,7 +146,7 @@ class Hub:
 
     # -- the reflector's sink ----------------------------------------------------------------------
     def replace(self, items: list[Any], resource_version: str) -> None:
-        new = {_key(o): o for o in items}
+        new = {_key(o): o for o in items if self.serves(o["metadata"]["name"])}
         with self._lock:
             for key, old in self._objects.items():
                 if key not in new:
@@ -127,8 +179,15 @@ class Hub:
                 sub.events.put(("BOOKMARK", mark))
             self._lock.notify_all()
 
+    def serves(self, name: str) -> bool:
+        return self.names is None or name in self.names
+
     def _event(self, etype: str, obj: Any) -> None:
         with self._lock:
+            if _is_stub(obj) or not self.serves(obj["metadata"]["name"]):  # another process's object
+                self._advance(obj["metadata"].get("resourceVersion"))
+                self._lock.notify_all()
+                return
             if etype == "DELETED":
                 self._objects.pop(_key(obj), None)
             else:
@@ -237,8 +296,11 @@ def _one_equality(selector: Selector) -> tuple[tuple[str, str], str] | None:
 class FanoutClient(Client):
     """A `Client` for every daemon of a process: one connection pool, one watch per collection."""
 
-    def __init__(self, config: RestConfig) -> None:
+    def __init__(self, config: RestConfig, names: Mapping[str, Collection[str]] | None = None) -> None:
+        """`names`: per resource (its plural), the only object names its daemons will ask for by
+        `metadata.name`; that collection's hubs keep and decode only those."""
         super().__init__(config)
+        self._names = {plural: frozenset(values) for plural, values in (names or {}).items()}
         self._hubs: dict[tuple[str, str | None, str | None], Hub] = {}
         self._hubs_lock = threading.Lock()
         self._stop = threading.Event()
@@ -249,9 +311,19 @@ class FanoutClient(Client):
             hub = self._hubs.get(key)
             if hub is None:
                 # the hub's own requests go through a plain Client on the same pool
-                hub = self._hubs[key] = Hub(self._plain(), kind, namespace, key[2])
+                hub = self._hubs[key] = Hub(self._plain(), kind, namespace, key[2], self._names.get(kind.plural))
                 hub.start(self._stop)
             return hub
+
+    def _answers(self, kind: Kind, field_selector: Selector) -> tuple[tuple[str, str], str] | None:
+        """The equality a hub of this process answers, or None: the API server answers."""
+        eq = _one_equality(field_selector)
+        if eq is None:
+            return None
+        names = self._names.get(kind.plural)
+        if names is not None and eq[0] == FIELDS["metadata.name"] and eq[1] not in names:
+            return None
+        return eq
 
     def _plain(self) -> Client:
         plain = Client.__new__(Client)
@@ -267,7 +339,7 @@ class FanoutClient(Client):
                   continue_: str | None = None, decode: Callable[[bytes], Any] | None = None,
                   read_timeout: float | None = None, item_transform: Callable[[Any], Any] | None = None,
                   resource_version_match: str | None = None) -> ListPage:
-        eq = _one_equality(field_selector)
+        eq = self._answers(kind, field_selector)
         if eq is None or not resource_version or continue_ or resource_version_match:  # live: the server answers
             kw: dict[str, Any] = {} if decode is None else {"decode": decode}
             return super().list_page(kind, namespace, label_selector=label_selector, field_selector=field_selector,
@@ -283,7 +355,7 @@ class FanoutClient(Client):
               label_selector: Selector = None, field_selector: Selector = None, timeout_seconds: int | None = None,
               allow_bookmarks: bool = True, read_timeout: float | None = None,
               decode: Callable[[bytes], Any] | None = None) -> Any:
-        eq = _one_equality(field_selector)
+        eq = self._answers(kind, field_selector)
         if eq is None or not resource_version or resource_version == "0":
             kw: dict[str, Any] = {} if decode is None else {"decode": decode}
             return super().watch(kind, namespace, resource_version=resource_version, label_selector=label_selector,

@@ -160,6 +160,7 @@ def sims(directory: Path, prefix: str, first: int, count: int, ready_file: Path,
 def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Path, kubeconfig: str,
             namespace: str, requeue_after: float, clients: str) -> None:
     """Run one unchanged config daemon per node of the slice until SIGTERM."""
+    from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
     from sriovop.daemon.app import Daemon
     from sriovop.daemon.settings import DaemonSettings
     from sriovop.hollow.fanout import FanoutClient
@@ -178,7 +179,9 @@ def daemons(directory: Path, prefix: str, first: int, count: int, ready_file: Pa
         rest.user_agent = DAEMON_USER_AGENT
         # Watches hold a connection each while open; the rest of the pool serves every daemon's requests.
         rest.max_connections = max(rest.max_connections, 2 * count)
-        shared = FanoutClient(rest)
+        # The slice's NodeStates are the only ones its daemons read: the others' events stay undecoded.
+        names = [HollowNode(prefix, index).name for index in range(first, first + count)]
+        shared = FanoutClient(rest, names={SRIOV_NETWORK_NODE_STATE.plural: names})
     for index in range(first, first + count):
         node = HollowNode(prefix, index)
         root = host_root(directory, node)

@@ -14,6 +14,7 @@ Rules kept from client-go's reflector:
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -59,7 +60,7 @@ class Reflector:
         label_selector: Selector = None, field_selector: Selector = None, page_size: int = 500,
         min_watch_timeout: int = 300, read_timeout: float | None = None,
         transform: Callable[[Any], Any] = freeze_decoded, backoff: Backoff | None = None,
-        name: str | None = None,
+        name: str | None = None, decode: Callable[[bytes], Any] = json.loads,
     ) -> None:
         self.client = client
         self.kind = kind
@@ -71,6 +72,8 @@ class Reflector:
         self.min_watch_timeout = max(300, min_watch_timeout)
         self.read_timeout = read_timeout
         self.transform = transform
+        #: How a watch event's line becomes the event (the client's JSON decoding by default).
+        self.decode = decode
         self.backoff = backoff or Backoff()
         self.name = name or f"{kind.plural}/{namespace or '*'}"
         self.last_sync_resource_version = ""
@@ -185,7 +188,7 @@ class Reflector:
                     self.kind, self.namespace, resource_version=start_rv or None,
                     label_selector=self.label_selector, field_selector=self.field_selector,
                     timeout_seconds=self.watch_timeout(), allow_bookmarks=True,
-                    read_timeout=self.read_timeout,
+                    read_timeout=self.read_timeout, decode=self.decode,
                 )
             except (ConnectionFailed, TooManyRequests) as exc:
                 self._log.info("cannot open watch, backing off without relist", error=str(exc))

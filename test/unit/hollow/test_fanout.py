@@ -1,10 +1,12 @@
 """The hollow daemons' shared watches (sriovop.hollow.fanout): what each daemon's reflector is served.
 
-Host: none (the hub's sink is fed directly, as its reflector would feed it; no API server).
+Host: none (the hub's sink is fed directly, as its reflector would feed it, and watch event lines are
+built in kube-apiserver's format; no API server).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 from kubernetes import client as k8s_client
 
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
-from sriovop.hollow.fanout import HISTORY, FanoutClient, Hub, _one_equality
+from sriovop.hollow.fanout import HISTORY, FanoutClient, Hub, NameFilter, _one_equality
 from sriovop.runtime.cache.reflector import Reflector
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
@@ -25,10 +27,10 @@ def state(name: str, rv: int, num_vfs: int = 1) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": str(rv)}, "spec": {"numVfs": num_vfs}}
 
 
-def hub() -> Hub:
+def hub(names: list[str] | None = None) -> Hub:
     cfg = k8s_client.Configuration()
     cfg.host = "https://127.0.0.1:1"
-    return Hub(Client(RestConfig(configuration=cfg)), SRIOV_NETWORK_NODE_STATE, "ns", None)
+    return Hub(Client(RestConfig(configuration=cfg)), SRIOV_NETWORK_NODE_STATE, "ns", None, names)
 
 
 @pytest.fixture
@@ -122,4 +124,75 @@ def test_live_reads_go_to_the_server() -> None:
     with pytest.raises(ConnectionFailed):  # no resourceVersion: a live list, sent to (nothing at) port 1
         c.list_page(SRIOV_NETWORK_NODE_STATE, "ns", field_selector={"metadata.name": "a"})
     assert c.hubs() == 0
+    c.close()
+
+
+def event_line(etype: str, name: str, rv: int, *, interface: str = "p0", facts: str = "") -> bytes:
+    """A watch event as kube-apiserver writes one for a custom resource: compact, the object's keys
+    sorted (Go's encoding of an unstructured object), with the other "name" keys a NodeState carries and an
+    annotation holding JSON."""
+    obj = {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodeState",
+           "metadata": {"annotations": {"sriovop.io/host-facts": facts}, "generation": 2,
+                        "managedFields": [{"fieldsV1": {"f:metadata": {"f:name": {}}}, "manager": "operator"}],
+                        "name": name, "namespace": "ns",
+                        "ownerReferences": [{"kind": "SriovOperatorConfig", "name": "default", "uid": "u"}],
+                        "resourceVersion": str(rv), "uid": f"uid-{name}"},
+           "spec": {"interfaces": [{"name": interface, "numVfs": 4}]},
+           "status": {"interfaces": [{"name": interface, "Vfs": [{"name": f"{interface}v0"}]}]}}
+    body = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return f'{{"type":"{etype}","object":{body}}}'.encode()  # the event itself is a struct: type first
+
+
+def test_a_name_filter_decodes_only_the_events_of_its_names() -> None:
+    f = NameFilter(["a", "b"])
+    mine = event_line("MODIFIED", "a", 10)
+    assert f(mine) == json.loads(mine)
+    # another process's object: only its resourceVersion, which the hub's own watch resumes from
+    assert f(event_line("MODIFIED", "c", 11)) == {"type": "MODIFIED", "object": {"metadata": {"resourceVersion": "11"}}}
+    assert f(event_line("DELETED", "c", 12))["type"] == "DELETED"
+    # JSON inside an annotation is a string: its escaped quotes do not count as a "name" key
+    facts = json.dumps({"interfaces": [{"name": "a"}], "resourceVersion": "1"})
+    assert "metadata" in f(event_line("ADDED", "c", 13, facts=facts))["object"]
+    assert f.skipped == 3
+
+
+@pytest.mark.parametrize("line", [
+    event_line("MODIFIED", "c", 11, interface="a"),  # a "name" key equal to a served name: decoded
+    b'{"type":"BOOKMARK","object":{"kind":"SriovNetworkNodeState","metadata":{"resourceVersion":"14"}}}',
+    b'{"type":"ERROR","object":{"code":410,"kind":"Status","message":"too old"}}',
+    b'{"object":{"metadata":{"name":"c","resourceVersion":"15"}},"type":"MODIFIED"}',  # another shape
+    b'{"type":"MODIFIED","object":{"metadata":{"name":"c","resourceVersion":"15"},"x":{"resourceVersion":"1"}}}',
+])
+def test_a_name_filter_decodes_whatever_it_cannot_tell_apart(line: bytes) -> None:
+    f = NameFilter(["a"])
+    assert f(line) == json.loads(line)
+    assert f.skipped == 0
+
+
+def test_a_hub_for_some_names_keeps_and_publishes_only_those(watching: None) -> None:
+    h = hub(names=["a"])
+    assert h.name_filter is not None
+    h.replace([state("a", 5), state("c", 6)], "6")
+    stream = h.watch(NAME, "a", "6", timeout_seconds=30)
+    h.update(h.name_filter(event_line("MODIFIED", "c", 7))["object"])  # a stub
+    h.update(json.loads(event_line("MODIFIED", "c", 8, interface="a"))["object"])  # decoded, not served
+    h.update(state("a", 9, 2))
+    assert [(t, o["metadata"]["resourceVersion"]) for t, o in drain(stream, 1)] == [("MODIFIED", "9")]
+    assert h.list(NAME, "a", "9").resource_version == "9"
+    h.update(h.name_filter(event_line("MODIFIED", "c", 10))["object"])
+    assert h.list(NAME, "a", "10").resource_version == "10"  # the stubs' versions count: no list waits on them
+    assert sorted(h._objects) == ["ns/a"]
+    stream.close()
+
+
+def test_a_name_the_process_did_not_declare_is_read_from_the_server() -> None:
+    cfg = k8s_client.Configuration()
+    cfg.host = "https://127.0.0.1:1"
+    c = FanoutClient(RestConfig(configuration=cfg, connect_timeout=0.5),
+                     names={SRIOV_NETWORK_NODE_STATE.plural: ["a"]})
+    with pytest.raises(ConnectionFailed):  # a cache read, but of an undeclared name: sent to port 1
+        c.list_page(SRIOV_NETWORK_NODE_STATE, "ns", field_selector={"metadata.name": "z"}, resource_version="0")
+    assert c.hubs() == 0
+    assert c._answers(SRIOV_NETWORK_NODE_STATE, {"metadata.name": "a"}) == (NAME, "a")
+    assert c._answers(SRIOV_NETWORK_NODE_STATE, {"spec.nodeName": "z"}) == (("spec", "nodeName"), "z")
     c.close()
