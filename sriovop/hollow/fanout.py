@@ -321,8 +321,8 @@ class FanoutClient(Client):
         if eq is None:
             return None
         names = self._names.get(kind.plural)
-        if names is not None and eq[0] == FIELDS["metadata.name"] and eq[1] not in names:
-            return None
+        if names is not None and (eq[0] != FIELDS["metadata.name"] or eq[1] not in names):
+            return None  # that hub holds only the declared names
         return eq
 
     def _plain(self) -> Client:

@@ -33,6 +33,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("operator_convergence", []),
     ("runtime_informer", []),
     ("daemon_steady", []),
+    ("hub_filter", []),
     ("cni_add", []),
     # Last: the largest run (hollow fleets of 100, 500, 2,000 and 5,000 nodes, each size this machine's
     # cores and memory hold; faults at the smallest).

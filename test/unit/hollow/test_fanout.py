@@ -19,6 +19,7 @@ from sriovop.runtime.cache.reflector import Reflector
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.errors import ConnectionFailed, Gone
+from sriovop.runtime.kinds import POD
 
 NAME = ("metadata", "name")
 
@@ -194,5 +195,6 @@ def test_a_name_the_process_did_not_declare_is_read_from_the_server() -> None:
         c.list_page(SRIOV_NETWORK_NODE_STATE, "ns", field_selector={"metadata.name": "z"}, resource_version="0")
     assert c.hubs() == 0
     assert c._answers(SRIOV_NETWORK_NODE_STATE, {"metadata.name": "a"}) == (NAME, "a")
-    assert c._answers(SRIOV_NETWORK_NODE_STATE, {"spec.nodeName": "z"}) == (("spec", "nodeName"), "z")
+    assert c._answers(SRIOV_NETWORK_NODE_STATE, {"spec.nodeName": "a"}) is None  # the hub holds only "a"
+    assert c._answers(POD, {"spec.nodeName": "z"}) == (("spec", "nodeName"), "z")
     c.close()
