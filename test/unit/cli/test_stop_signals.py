@@ -22,7 +22,6 @@ import pytest
 
 CHILD = r"""
 import sys
-from pathlib import Path
 from sriovop.logsetup import configure_logging
 from sriovop.stopsignals import stop_on_signals
 import structlog
