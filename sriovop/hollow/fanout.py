@@ -86,6 +86,9 @@ class NameFilter:
         self.names = frozenset(n.encode() for n in names)
         self.skipped = 0
 
+    def serves(self, name: str) -> bool:
+        return name.encode() in self.names
+
     def __call__(self, line: bytes) -> Any:
         head = _EVENT_TYPE.match(line)
         if head is None or head.group(1) not in _OBJECT_EVENTS:
@@ -121,8 +124,7 @@ class Hub:
     def __init__(self, client: Client, kind: Kind, namespace: str | None, label_selector: str | None,
                  names: Collection[str] | None = None) -> None:
         self.kind = kind
-        #: The only object names this hub keeps (None: all of them).
-        self.names = frozenset(names) if names is not None else None
+        #: Keeps only the names given, and its watch decodes only their events (None: every object).
         self.name_filter = NameFilter(names) if names is not None else None
         self._lock = threading.Condition()
         self._objects: dict[str, Any] = {}
@@ -180,7 +182,7 @@ class Hub:
             self._lock.notify_all()
 
     def serves(self, name: str) -> bool:
-        return self.names is None or name in self.names
+        return self.name_filter is None or self.name_filter.serves(name)
 
     def _event(self, etype: str, obj: Any) -> None:
         with self._lock:

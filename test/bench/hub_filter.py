@@ -32,6 +32,7 @@ from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.hollow.fanout import Hub
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
+from test.support.watch_lines import watch_line
 
 DAEMONS = 100
 PFS = 2
@@ -74,11 +75,6 @@ def node_state(name: str, rv: int) -> dict[str, Any]:
     }
 
 
-def watch_line(obj: dict[str, Any]) -> bytes:
-    body = json.dumps(obj, sort_keys=True, separators=(",", ":"))
-    return f'{{"type":"MODIFIED","object":{body}}}'.encode()
-
-
 def main() -> None:
     parser = benchlib.arg_parser(__doc__)
     parser.add_argument("--events", type=int, default=2000)
@@ -88,7 +84,8 @@ def main() -> None:
         args.events, args.rounds = 200, 2
     started = benchlib.machine()
     mine = [f"hollow-{i:05d}" for i in range(DAEMONS)]
-    lines = [watch_line(node_state(f"hollow-{i:05d}", 10_000 + i)) for i in range(DAEMONS, DAEMONS + args.events)]
+    others = range(DAEMONS, DAEMONS + args.events)
+    lines = [watch_line("MODIFIED", node_state(f"hollow-{i:05d}", 10_000 + i)) for i in others]
     cfg = k8s_client.Configuration()
     cfg.host = "https://127.0.0.1:1"  # never contacted: the hub is fed as its reflector would feed it
     client = Client(RestConfig(configuration=cfg))

@@ -20,6 +20,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.errors import ConnectionFailed, Gone
 from sriovop.runtime.kinds import POD
+from test.support.watch_lines import watch_line
 
 NAME = ("metadata", "name")
 
@@ -129,9 +130,8 @@ def test_live_reads_go_to_the_server() -> None:
 
 
 def event_line(etype: str, name: str, rv: int, *, interface: str = "p0", facts: str = "") -> bytes:
-    """A watch event as kube-apiserver writes one for a custom resource: compact, the object's keys
-    sorted (Go's encoding of an unstructured object), with the other "name" keys a NodeState carries and an
-    annotation holding JSON."""
+    """A NodeState's watch event with the other "name" keys a NodeState carries and an annotation
+    holding JSON."""
     obj = {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodeState",
            "metadata": {"annotations": {"sriovop.io/host-facts": facts}, "generation": 2,
                         "managedFields": [{"fieldsV1": {"f:metadata": {"f:name": {}}}, "manager": "operator"}],
@@ -140,8 +140,7 @@ def event_line(etype: str, name: str, rv: int, *, interface: str = "p0", facts: 
                         "resourceVersion": str(rv), "uid": f"uid-{name}"},
            "spec": {"interfaces": [{"name": interface, "numVfs": 4}]},
            "status": {"interfaces": [{"name": interface, "Vfs": [{"name": f"{interface}v0"}]}]}}
-    body = json.dumps(obj, sort_keys=True, separators=(",", ":"))
-    return f'{{"type":"{etype}","object":{body}}}'.encode()  # the event itself is a struct: type first
+    return watch_line(etype, obj)
 
 
 def test_a_name_filter_decodes_only_the_events_of_its_names() -> None:
