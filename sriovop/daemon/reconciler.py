@@ -13,11 +13,13 @@ The gate is `blockDevicePluginUntilConfigured` (see deviceplugin.py); in the ste
 pod of this node still waiting for its configuration is unblocked.
 Beyond upstream: a failed pass reports `syncStatus: Failed` with a `lastSyncError` naming the PF and
 step, then raises so the controller retries with backoff (the daemon itself never exits); the applied
-generation is persisted on the host (see generation.py).
+generation is persisted on the host (see generation.py). A pass that waited for the drain controller
+is not repeated on requeue while nothing it decided from changed (see waiting.py).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +37,7 @@ from sriovop.daemon.rebootguard import RebootGuard
 from sriovop.daemon.settings import DaemonSettings, LiveConfig
 from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annotations_of
 from sriovop.daemon.systemd_mode import SystemdMode
+from sriovop.daemon.waiting import REFRESH_REQUEUES, Waiting
 from sriovop.host import Host
 from sriovop.host.ovs import OvsBridges
 from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin, load_plugins
@@ -93,6 +96,7 @@ class NodeStateReconciler:
         plugin_loader: Callable[..., tuple[Plugin, list[Plugin]]] = load_plugins,
         device_plugin: DevicePluginPods | None = None,
         cached_state: Callable[[], dict[str, Any] | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -122,13 +126,21 @@ class NodeStateReconciler:
             interval=settings.device_plugin_poll_interval)
         #: (uid, generation) of the last pass that failed: its retries keep showing Failed.
         self._failed: tuple[str, int] | None = None
+        #: What the last pass that ended waiting for the drain controller decided from (waiting.py).
+        self._waiting: Waiting | None = None
+        self._clock = clock
         self._log = log.bind(node=settings.node_name)
         #: Completed apply passes (for tests and the benchmark).
         self.applies = 0
+        #: Passes ended at once because nothing a waiting pass decided from had changed (for tests).
+        self.waits_skipped = 0
 
     # -- the loop ----------------------------------------------------------------------------------
 
     def reconcile(self, req: Request) -> Result | None:
+        if self._still_waiting():
+            self.waits_skipped += 1
+            return Result(requeue_after=self.settings.requeue_after)
         try:
             state, live = self._read_state()
         except NotFound:
@@ -139,6 +151,17 @@ class NodeStateReconciler:
         except Conflict as exc:  # someone wrote the NodeState between our read and our write
             self._log.info("NodeState changed while writing it; requeueing", error=str(exc))
             return Result(requeue=True)
+
+    def _still_waiting(self) -> bool:
+        """Whether the last pass waited for the drain controller and nothing it decided from changed
+        since (waiting.py); forgets that pass otherwise."""
+        if self._waiting is None:
+            return False
+        cached = self.cached_state() if self.cached_state is not None else None
+        if self._waiting.holds(cached, self.live, self._clock(), REFRESH_REQUEUES * self.settings.requeue_after):
+            return True
+        self._waiting = None
+        return False
 
     def _read_state(self) -> tuple[dict[str, Any], bool]:
         """The NodeState this pass starts from. The periodic pass on a configured host (its generation
@@ -253,6 +276,7 @@ class NodeStateReconciler:
         self._log.info("drain handshake", desired=desired, current=current, drain=decision.drain,
                        reboot=decision.reboot, step=action.step.value, reason=action.reason)
         if action.step is DrainStep.WAIT:
+            self._waiting = Waiting.after(state, self.live, self._clock())
             return Result(requeue_after=self.settings.requeue_after)
         if action.step is DrainStep.REQUEST:
             assert action.annotation is not None

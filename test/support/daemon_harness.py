@@ -46,6 +46,25 @@ def client_for(kubeconfig: Path) -> Client:
     return Client(load_config(str(kubeconfig)))
 
 
+class CountingClient(Client):
+    """Records (method, path) of every request that is not a watch."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__(config)
+        self.lock = threading.Lock()
+        self.sent: list[tuple[str, str]] = []
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:  # type: ignore[override]
+        if not (kwargs.get("query") or {}).get("watch"):
+            with self.lock:
+                self.sent.append((method, path))
+        return super().request(method, path, **kwargs)
+
+    def snapshot(self) -> list[tuple[str, str]]:
+        with self.lock:
+            return list(self.sent)
+
+
 def prepare_cluster(client: Client, namespace: str, node: str, *, node_state: bool = True,
                     spec: dict[str, Any] | None = None, opconfig: dict[str, Any] | None = None) -> None:
     """What the operator would have created: the Node (as the kubelet would), the NIC list, the

@@ -9,18 +9,23 @@ makes it short, and the budget is upstream's default pace (one pass per 30 s) tu
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any
 
 from sriovop.api.v1 import consts
 from sriovop.daemon.app import CONTROLLER_NAME, Daemon
 from sriovop.daemon.settings import DEFAULT_REQUEUE_AFTER
-from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import POD
 from sriovop.sim.host import SimHost
 from test.support.daemon_deviceplugin import device_plugin_pod
-from test.support.daemon_harness import annotation, client_for, pf_spec, prepare_cluster, running_daemon, wait_sync
+from test.support.daemon_harness import (
+    CountingClient,
+    annotation,
+    client_for,
+    pf_spec,
+    prepare_cluster,
+    running_daemon,
+    wait_sync,
+)
 from test.support.poll import wait_for
 
 MARK = consts.DEVICE_PLUGIN_WAIT_CONFIG_ANNOTATION
@@ -29,25 +34,6 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 WINDOW_PASSES = 12
 #: The target: at most one request per minute at the default requeue (30 s), i.e. per two passes.
 BUDGET_PER_PASS = DEFAULT_REQUEUE_AFTER / 60.0
-
-
-class CountingClient(Client):
-    """Records (method, path) of every request that is not a watch."""
-
-    def __init__(self, config: Any) -> None:
-        super().__init__(config)
-        self.lock = threading.Lock()
-        self.sent: list[tuple[str, str]] = []
-
-    def request(self, method: str, path: str, **kwargs: Any) -> Any:  # type: ignore[override]
-        if not (kwargs.get("query") or {}).get("watch"):
-            with self.lock:
-                self.sent.append((method, path))
-        return super().request(method, path, **kwargs)
-
-    def snapshot(self) -> list[tuple[str, str]]:
-        with self.lock:
-            return list(self.sent)
 
 
 def passes(daemon: Daemon) -> float:
