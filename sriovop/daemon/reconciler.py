@@ -96,7 +96,6 @@ class NodeStateReconciler:
         plugin_loader: Callable[..., tuple[Plugin, list[Plugin]]] = load_plugins,
         device_plugin: DevicePluginPods | None = None,
         cached_state: Callable[[], dict[str, Any] | None] | None = None,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -128,7 +127,6 @@ class NodeStateReconciler:
         self._failed: tuple[str, int] | None = None
         #: What the last pass that ended waiting for the drain controller decided from (waiting.py).
         self._waiting: Waiting | None = None
-        self._clock = clock
         self._log = log.bind(node=settings.node_name)
         #: Completed apply passes (for tests and the benchmark).
         self.applies = 0
@@ -158,7 +156,7 @@ class NodeStateReconciler:
         if self._waiting is None:
             return False
         cached = self.cached_state() if self.cached_state is not None else None
-        if self._waiting.holds(cached, self.live, self._clock(), REFRESH_REQUEUES * self.settings.requeue_after):
+        if self._waiting.holds(cached, self.live, time.monotonic(), REFRESH_REQUEUES * self.settings.requeue_after):
             return True
         self._waiting = None
         return False
@@ -276,7 +274,7 @@ class NodeStateReconciler:
         self._log.info("drain handshake", desired=desired, current=current, drain=decision.drain,
                        reboot=decision.reboot, step=action.step.value, reason=action.reason)
         if action.step is DrainStep.WAIT:
-            self._waiting = Waiting.after(state, self.live, self._clock())
+            self._waiting = Waiting.after(state, self.live, time.monotonic())
             return Result(requeue_after=self.settings.requeue_after)
         if action.step is DrainStep.REQUEST:
             assert action.annotation is not None

@@ -2,9 +2,9 @@
 
 Upstream's daemon runs a full pass on every requeue while the drain controller has not granted its
 drain (`handleDrain` answering "wait"): a live GET of its NodeState, a discovery of the host and the
-plugins' decision, only to wait again. In a rollout of a large pool most nodes wait for much of it,
-so those passes were the larger part of a waiting node's work: two quorum reads a minute on the API
-server and two discoveries per waiting node, for as long as the rollout lasts.
+plugins' decision, only to wait again. In a rollout of a large pool most nodes wait for much of it:
+two quorum reads a minute on the API server and two discoveries per waiting node, for as long as the
+rollout lasts.
 
 What such a pass decides from is the NodeState (its spec and its drain annotations: any change is a
 new resourceVersion, which the informer's cache shows, and which enqueues a pass) and the operator
@@ -43,7 +43,7 @@ class Waiting:
 
     state: tuple[str, int, str]
     config: tuple[bool, tuple[tuple[str, bool], ...]]
-    #: When that pass ran (the reconciler's clock).
+    #: When that pass ran (time.monotonic()).
     since: float
 
     @classmethod
