@@ -39,6 +39,7 @@ from sriovop.daemon.status import DrainAnnotator, Recorder, StatusWriter, annota
 from sriovop.daemon.systemd_mode import SystemdMode
 from sriovop.daemon.waiting import REFRESH_REQUEUES, Waiting
 from sriovop.host import Host
+from sriovop.host.decision import HostFacts
 from sriovop.host.ovs import OvsBridges
 from sriovop.host.plugins import Decision, GenericPlugin, MellanoxPlugin, Plugin, load_plugins
 from sriovop.host.rdma import RdmaSubsystem
@@ -76,6 +77,8 @@ class _Observed:
     view: dict[str, Any]
     main: Plugin
     extra: list[Plugin]
+    #: The host's facts as published on this pass (None when they could not be read).
+    facts: HostFacts | None
 
 
 def _drain_annotations(state: dict[str, Any]) -> tuple[str, str] | None:
@@ -221,16 +224,16 @@ class NodeStateReconciler:
         for plugin in extra:
             if isinstance(plugin, MellanoxPlugin):
                 plugin.firmware_reset = self.live.gate(consts.FG_MELLANOX_FIRMWARE_RESET)
-        self._publish_facts(host, state, view, (main, *extra))
+        facts = self._publish_facts(host, state, view, (main, *extra))
         return _Observed(uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0), host=host,
-                         interfaces=interfaces, bridges=bridges, view=view, main=main, extra=extra)
+                         interfaces=interfaces, bridges=bridges, view=view, main=main, extra=extra, facts=facts)
 
     def _refresh_status(self, state: dict[str, Any], seen: _Observed) -> Result:
         """The steady state (generation applied, no drift): write status only when what it reports
         changed, so a node at rest makes no write; and release a device-plugin pod that restarted on its
         own and waits for its configuration."""
         observed = state.get("status") or {}
-        system = self._system(seen.host)
+        system = self._system(seen.host, seen.facts)
         if observed.get("interfaces") != seen.interfaces or (observed.get("system") or {}) != system or \
                 (seen.bridges is not None and (observed.get("bridges") or {}) != seen.bridges):
             # re-reads, so a stale compare costs one GET
@@ -314,14 +317,14 @@ class NodeStateReconciler:
         fresh = self.status.get()
         self.drain.set_desired(consts.DRAIN_IDLE, fresh)
         interfaces = self._discover(host, state)
-        self._publish_facts(host, fresh, {"spec": seen.view["spec"], "status": {"interfaces": interfaces}},
-                            (seen.main, *seen.extra))
+        facts = self._publish_facts(host, fresh, {"spec": seen.view["spec"], "status": {"interfaces": interfaces}},
+                                    (seen.main, *seen.extra))
         # Counted before the Succeeded status is written: whoever waits for that status and then reads
         # the counter must never see it lag behind the state it observed.
         self.applies += 1
         done = SystemdMode.result(host) if self.systemd is not None else SystemdResult(consts.SYNC_STATUS_SUCCEEDED)
         self.status.write(interfaces=interfaces, sync_status=done.sync_status, last_sync_error=done.last_sync_error,
-                          bridges=self._bridges(host), system=self._system(host))
+                          bridges=self._bridges(host), system=self._system(host, facts))
         self.generations.save(seen.uid, seen.generation)
         self._failed = None
         self._log.info("configuration applied", generation=seen.generation)
@@ -351,11 +354,13 @@ class NodeStateReconciler:
             raise SyncFailed(message) from exc
 
     def _publish_facts(self, host: Host, state: dict[str, Any], view: dict[str, Any],
-                       plugins: tuple[Plugin, ...]) -> None:
+                       plugins: tuple[Plugin, ...]) -> HostFacts | None:
         """The host's facts plus what each plugin's decision reads (`contribute_facts`), so that
-        `sriovop plan` decides with the same inputs as these plugins."""
+        `sriovop plan` decides with the same inputs as these plugins. Returns the host's own facts, read
+        once per pass (None when that failed)."""
+        host_facts = None
         try:
-            facts = host.facts()
+            facts = host_facts = host.facts()
             for plugin in plugins:
                 contribute = getattr(plugin, "contribute_facts", None)
                 if contribute is not None:
@@ -363,6 +368,7 @@ class NodeStateReconciler:
             self.drain.set_host_facts(facts.to_json(), state)
         except Exception as exc:  # only `sriovop plan` reads them; never fail a pass over it
             self._log.warning("host facts not published", error=_describe(exc))
+        return host_facts
 
     def _report_module_errors(self, state: dict[str, Any]) -> None:
         """tun/vhost_net that failed to load when the host was opened: a Warning Event once per opening
@@ -373,9 +379,10 @@ class NodeStateReconciler:
             self._event(state, "Warning", REASON_MODULE_MISSING,
                         f"kernel modules for needVhostNet policies are not loaded ({failed})")
 
-    def _system(self, host: Host) -> dict[str, Any]:
-        """`status.system`: the running kernel's RDMA netns mode (absent without ib_core), as upstream."""
-        mode = RdmaSubsystem(host.paths, host.io).mode()
+    def _system(self, host: Host, facts: HostFacts | None) -> dict[str, Any]:
+        """`status.system`: the running kernel's RDMA netns mode (absent without ib_core), as upstream;
+        from the pass's facts when it has them (the mode is a round trip to the kernel)."""
+        mode = facts.rdma_mode if facts is not None else RdmaSubsystem(host.paths, host.io).mode()
         return {"rdmaMode": mode} if mode else {}
 
     def _discover(self, host: Host, state: dict[str, Any]) -> list[dict[str, Any]]:

@@ -170,8 +170,9 @@ class Discoverer:
         if self.switchdev is None:
             return
         switchdev = iface.get("eSwitchMode") == SWITCHDEV and iface.get("name")
+        vdpa = self.switchdev.vdpa_types([vf["pciAddress"] for vf in iface["Vfs"]])
         for vf in iface["Vfs"]:
-            vf["vdpaType"] = self.switchdev.vdpa_type(vf["pciAddress"])
+            vf["vdpaType"] = vdpa[vf["pciAddress"]]
             if switchdev:
                 vf["representorName"] = self.switchdev.representor(iface["name"], int(vf["vfID"]))
 

@@ -74,9 +74,17 @@ class Switchdev:
                 return name
         return ""
 
-    def vdpa_type(self, vf_pci: str) -> str:
-        driver = link_basename(self.paths.under("sys/bus/vdpa/devices") / vdpa_name(vf_pci) / "driver")
-        return VDPA_TYPES.get(driver or "", "")
+    def vdpa_types(self, vf_pcis: list[str]) -> dict[str, str]:
+        """VF PCI address → vdpaType ("" without a vDPA device). One listing of the vDPA bus per
+        discovery instead of a lookup per VF: discovery runs every pass, and most hosts have no vDPA
+        device at all."""
+        bus = self.paths.under("sys/bus/vdpa/devices")
+        present = set(listdir(bus))
+        types = dict.fromkeys(vf_pcis, "")
+        for pci in vf_pcis:
+            if vdpa_name(pci) in present:
+                types[pci] = VDPA_TYPES.get(link_basename(bus / vdpa_name(pci) / "driver") or "", "")
+        return types
 
     # --- PF -----------------------------------------------------------------------------------
     def enable_tc_offload(self, ifname: str) -> None:

@@ -49,6 +49,8 @@ class GenericPlugin:
         self.rdma = RdmaSubsystem(host.paths, host.io)
         self.desired: dict[str, Any] | None = None
         self.last_result: ApplyResult | None = None
+        #: The host's facts of this pass, as the daemon published them (contribute_facts).
+        self.published: HostFacts | None = None
         opts = options or ApplyOptions()
         self.bridges = OvsBridges(host.paths, opts.ovsdb_socket or None) if opts.manage_software_bridges else None
         if self.bridges is not None:
@@ -58,11 +60,15 @@ class GenericPlugin:
         return replace(self.host.facts(), manages_bridges=self.bridges is not None)
 
     def contribute_facts(self, node_state: dict[str, Any], facts: HostFacts) -> HostFacts:
-        """Publishes whether this daemon manages software bridges (decide_generic reads it)."""
+        """Publishes whether this daemon manages software bridges (decide_generic reads it), and keeps
+        the host's facts for this pass's drift check."""
+        self.published = facts
         return replace(facts, manages_bridges=self.bridges is not None)
 
-    def missing_kernel_args(self, node_state: dict[str, Any]) -> list[str]:
-        return missing_kernel_args(spec_interfaces(node_state), self.host.facts(), rdma_mode(node_state))
+    def missing_kernel_args(self, node_state: dict[str, Any], facts: HostFacts | None = None) -> list[str]:
+        """The wanted kernel arguments the running kernel lacks, judged from `facts` (read now when not
+        given)."""
+        return missing_kernel_args(spec_interfaces(node_state), facts or self.host.facts(), rdma_mode(node_state))
 
     def sync_kernel_args(self, node_state: dict[str, Any]) -> None:
         """Apply the RDMA mode, then write the wanted arguments for the next boot (BootConfigError when the
@@ -90,7 +96,9 @@ class GenericPlugin:
         mode = rdma_mode(node_state)
         if mode and self.rdma.mode() not in (None, mode):
             return True  # changed behind the daemon's back: set it again
-        return bool(self.missing_kernel_args(node_state))
+        # The facts published on this pass: nothing has written to the host since discovery, so
+        # reading them again (the RDMA mode is a round trip to the kernel) would only cost the pass.
+        return bool(self.missing_kernel_args(node_state, self.published))
 
     def apply(self) -> None:
         if self.desired is None:

@@ -9,7 +9,9 @@ makes it short, and the budget is upstream's default pace (one pass per 30 s) tu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sriovop.api.v1 import consts
 from sriovop.daemon.app import CONTROLLER_NAME, Daemon
@@ -69,3 +71,35 @@ def test_daemon_at_rest_sends_no_request_but_still_unblocks_a_marked_device_plug
         name = marked["metadata"]["name"]
         wait_for(lambda: annotation(client.get(POD, name, namespace), MARK) is None, 60,
                  "the daemon to remove the wait mark of a pod that appeared at rest")
+
+
+def test_a_pass_at_rest_reads_the_host_facts_and_the_rdma_mode_once(
+        kubeconfig: Path, namespace: str, node_name: str, sim: SimHost) -> None:
+    """On the simulated host: the facts published for `sriovop plan` also serve the drift check and
+    `status.system`, so a pass at rest reads them (and the kernel's RDMA mode, a round trip to the
+    host) once, not three times."""
+    client = client_for(kubeconfig)
+    xxv = sim.describe()["pfs"][0]
+    prepare_cluster(client, namespace, node_name, spec={"interfaces": [pf_spec(xxv, 4)]})
+    with running_daemon(kubeconfig, namespace, node_name, sim.root, requeue_after=0.3) as daemon:
+        wait_sync(client, namespace, node_name, consts.SYNC_STATUS_SUCCEEDED, timeout=120)
+        settled = passes(daemon) + 4
+        wait_for(lambda: passes(daemon) >= settled, 60, "a few periodic passes after the apply")
+        assert daemon.reconciler is not None
+        host = daemon.reconciler.hosts.get()
+        calls = {"facts": 0, "rdma": 0}
+
+        def counted(name: str, read: Callable[[], Any]) -> Callable[[], Any]:
+            def call() -> Any:
+                calls[name] += 1
+                return read()
+            return call
+
+        host.facts = counted("facts", host.facts)  # type: ignore[method-assign]
+        host.io.rdma_netns_mode = counted("rdma", host.io.rdma_netns_mode)  # type: ignore[method-assign]
+        p0 = passes(daemon)
+        wait_for(lambda: passes(daemon) >= p0 + WINDOW_PASSES, 120, f"{WINDOW_PASSES} periodic passes at rest")
+    # Stopped: every pass begun since the wrappers went in has ended (one may have begun before them).
+    window = passes(daemon) - p0
+    for name, n in calls.items():
+        assert window - 1 <= n <= window + 1, (name, n, window)

@@ -4,6 +4,7 @@ appear under sys/module when loaded, the boot loader reads the boot configuratio
 from __future__ import annotations
 
 import errno
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,14 @@ def test_a_host_booted_with_the_iommu_args_needs_no_boot_configuration_for_vfio(
         vfs = [vf for p in host.discover() for vf in p.get("Vfs") or []]
         assert [vf["driver"] for vf in vfs] == ["vfio-pci", "vfio-pci"], vfs
         assert not plugin.check_status_changes(_state(host, spec))
+
+        # The drift check judges from the facts the daemon published on the same pass (contribute_facts):
+        # `sriovop plan` and the node decide from one reading. Facts naming a kernel without the IOMMU
+        # arguments make the same host drift.
+        ns = _state(host, spec)
+        seen = GenericPlugin(host, options=FAST)
+        seen.contribute_facts(ns, replace(host.facts(), cmdline=frozenset({"ro"})))
+        assert seen.check_status_changes(ns)
 
 
 # --- RDMA ----------------------------------------------------------------------------------------
