@@ -68,7 +68,8 @@ class GenericPlugin:
     def missing_kernel_args(self, node_state: dict[str, Any], facts: HostFacts | None = None) -> list[str]:
         """The wanted kernel arguments the running kernel lacks, judged from `facts` (read now when not
         given)."""
-        return missing_kernel_args(spec_interfaces(node_state), facts or self.host.facts(), rdma_mode(node_state))
+        return missing_kernel_args(spec_interfaces(node_state), facts if facts is not None else self.host.facts(),
+                                   rdma_mode(node_state))
 
     def sync_kernel_args(self, node_state: dict[str, Any]) -> None:
         """Apply the RDMA mode, then write the wanted arguments for the next boot (BootConfigError when the
