@@ -158,6 +158,7 @@ class Daemon:
 
 
 def _following(informer: SharedIndexInformer) -> bool:
-    """The cache is read only while its watch is open: during an API server outage and the informer's
-    backoff the passes read live, so a change made meanwhile is not missed until the watch is back."""
-    return informer.has_synced() and informer.reflector.watching
+    """The cache is read only while it follows the server (a watch open, or the next one being opened
+    after the server's timeout): during an API server outage and the informer's backoff the passes read
+    live, so a change made meanwhile is not missed until the watch is back."""
+    return informer.has_synced() and informer.reflector.following

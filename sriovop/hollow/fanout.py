@@ -226,7 +226,7 @@ class Hub:
 
     def watch(self, path: tuple[str, str], value: str, resource_version: str | None,
               timeout_seconds: int | None) -> HubStream:
-        if not self.reflector.watching:
+        if not self.reflector.following:
             raise ConnectionFailed(f"{self.kind.plural}: the process's shared watch is not open")
         since = _rv(resource_version)
         sub = _Subscriber(path, value)
@@ -263,7 +263,7 @@ class HubStream:
                 try:
                     item = self._sub.events.get(timeout=min(left, 5.0))
                 except queue.Empty:
-                    if not self._hub.reflector.watching:
+                    if not self._hub.reflector.following:
                         raise ConnectionFailed(f"{self._hub.kind.plural}: the process's shared watch broke") from None
                     continue
                 if item is None:

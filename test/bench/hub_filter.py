@@ -108,7 +108,7 @@ def main() -> None:
 
     from sriovop.runtime.cache.reflector import Reflector
 
-    Reflector.watching = property(lambda self: True)  # type: ignore[method-assign,assignment]  # fed by hand
+    Reflector.following = property(lambda self: True)  # type: ignore[method-assign,assignment]  # fed by hand
     samples = benchlib.interleave({"decoded": side(None), "filtered": side(mine)}, args.rounds)
     decoded, filtered = Stat.of(samples["decoded"]), Stat.of(samples["filtered"])
     figures = [Figure("hub_other_process_event_us", round(filtered.median * 1e6, 1), "us",

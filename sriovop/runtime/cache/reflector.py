@@ -80,6 +80,8 @@ class Reflector:
         self._rv_unavailable = False
         self._paginated_at_zero = False
         self._watch: WatchStream | None = None
+        #: The last watch ended cleanly (the server's timeout) and the next one is being opened.
+        self._resuming = False
         self._watch_lock = threading.Lock()
         self._stop: threading.Event | None = None
         self.lists = 0
@@ -109,6 +111,16 @@ class Reflector:
         with self._watch_lock:
             return self._watch is not None
 
+    @property
+    def following(self) -> bool:
+        """The store follows the server: a watch is open, or one that ended cleanly (the server's
+        timeoutSeconds) is being opened again from the last resourceVersion, which misses no event.
+        False while listing, after a broken stream or a refused watch and during backoff. A reader that
+        must not miss a change asks the server then; between two watches of a quiet cache it need not
+        (with `watching`, a periodic reader that met that window made a request it did not need)."""
+        with self._watch_lock:
+            return self._watch is not None or self._resuming
+
     def interrupt(self) -> None:
         """Close the current watch so a stopping informer does not wait for the read timeout."""
         with self._watch_lock:
@@ -120,7 +132,11 @@ class Reflector:
 
     def list_and_watch(self, stop: threading.Event) -> None:
         self._list()
-        self._watch_loop(stop)
+        try:
+            self._watch_loop(stop)
+        finally:  # relisting, failed or stopping: not following until a watch is open again
+            with self._watch_lock:
+                self._resuming = False
 
     def _list(self) -> None:
         rv = "" if self._rv_unavailable else (self.last_sync_resource_version or "0")
@@ -191,6 +207,8 @@ class Reflector:
                     read_timeout=self.read_timeout, decode=self.decode,
                 )
             except (ConnectionFailed, TooManyRequests) as exc:
+                with self._watch_lock:
+                    self._resuming = False
                 self._log.info("cannot open watch, backing off without relist", error=str(exc))
                 stop.wait(self.backoff.next())
                 continue
@@ -201,13 +219,16 @@ class Reflector:
                 raise
             with self._watch_lock:
                 self._watch = w
+                self._resuming = False
                 if stop.is_set():  # interrupt() ran before the watch existed
                     w.close()
                     return
             self.watches += 1
             started = time.monotonic()
+            ended = False
             try:
                 self._handle(w, start_rv)
+                ended = True
             except Gone as exc:
                 self._log.info("watch expired (410), relisting", error=str(exc))
                 return
@@ -224,12 +245,15 @@ class Reflector:
                 self._log.warning("watch ended with error, relisting", error=str(exc))
                 return
             finally:
+                short = w.events == 0 and time.monotonic() - started < 1.0
                 with self._watch_lock:
                     self._watch = None
+                    # Ended at the server's timeout: the next watch resumes where this one stopped.
+                    self._resuming = ended and not short and not stop.is_set()
                 w.close()
             if stop.is_set():
                 return
-            if w.events == 0 and time.monotonic() - started < 1.0:
+            if short:
                 self._log.info("very short watch with no events, relisting after backoff")
                 return
 

@@ -36,8 +36,8 @@ def hub(names: list[str] | None = None) -> Hub:
 
 
 @pytest.fixture
-def watching(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Reflector, "watching", property(lambda self: True))
+def following(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Reflector, "following", property(lambda self: True))
 
 
 def drain(stream: Any, n: int) -> list[tuple[str, Any]]:
@@ -59,7 +59,7 @@ def test_list_is_the_matching_objects_at_the_hubs_resource_version() -> None:
     assert h.list(NAME, "b", "0").items[0]["spec"]["numVfs"] == 1
 
 
-def test_watch_gets_only_its_objects_events_after_its_resource_version(watching: None) -> None:
+def test_watch_gets_only_its_objects_events_after_its_resource_version(following: None) -> None:
     h = hub()
     h.replace([state("a", 5), state("b", 7)], "9")
     h.update(state("a", 10, 2))  # before the watch, after its RV: replayed
@@ -73,7 +73,7 @@ def test_watch_gets_only_its_objects_events_after_its_resource_version(watching:
     stream.close()
 
 
-def test_a_relist_publishes_what_changed(watching: None) -> None:
+def test_a_relist_publishes_what_changed(following: None) -> None:
     h = hub()
     h.replace([state("a", 5)], "5")
     stream = h.watch(NAME, "a", "5", timeout_seconds=30)
@@ -82,7 +82,7 @@ def test_a_relist_publishes_what_changed(watching: None) -> None:
     assert [t for t, _ in drain(stream, 2)] == ["MODIFIED", "DELETED"]
 
 
-def test_resuming_from_before_the_history_is_gone(watching: None) -> None:
+def test_resuming_from_before_the_history_is_gone(following: None) -> None:
     h = hub()
     h.replace([], "1")
     for rv in range(2, HISTORY + 3):
@@ -169,7 +169,7 @@ def test_a_name_filter_decodes_whatever_it_cannot_tell_apart(line: bytes) -> Non
     assert f.skipped == 0
 
 
-def test_a_hub_for_some_names_keeps_and_publishes_only_those(watching: None) -> None:
+def test_a_hub_for_some_names_keeps_and_publishes_only_those(following: None) -> None:
     h = hub(names=["a"])
     assert h.name_filter is not None
     h.replace([state("a", 5), state("c", 6)], "6")

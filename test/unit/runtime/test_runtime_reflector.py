@@ -177,3 +177,49 @@ def test_very_short_empty_watch_relists() -> None:
     r.interrupt()
     t.join(2)
     assert [c["resource_version"] for c in fake.list_calls[:2]] == ["0", "10"]
+
+
+class WindowClient(FakeClient):
+    """Records what the reflector says of itself each time it opens a watch: the window between two
+    watches, as a reader on another thread would see it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reflector: Reflector | None = None
+        self.seen: list[tuple[bool, bool]] = []
+
+    def watch(self, kind: Any, namespace: Any = None, **kw: Any) -> FakeWatch:
+        assert self.reflector is not None
+        self.seen.append((self.reflector.watching, self.reflector.following))
+        return super().watch(kind, namespace, **kw)
+
+
+def test_following_between_two_watches_only_after_a_clean_end() -> None:
+    """A watch that ended at the server's timeout is re-opened from its last resourceVersion, so the
+    store still follows the server meanwhile; after a broken stream, a refused watch or while stopped it
+    does not (the daemon's periodic pass then reads live)."""
+    fake = WindowClient()
+    fake.lists.append(ListPage([], "10", ""))
+    fake.watches.extend([
+        FakeWatch([("ADDED", cm("a", "11"))]),  # ends cleanly: the server's timeoutSeconds
+        FakeWatch([("MODIFIED", cm("a", "12"))], error=ConnectionFailed("stream broke")),
+        ConnectionFailed("refused", refused=True),
+    ])  # then a watch that stays open
+    r, _sink = make(fake)
+    fake.reflector = r
+    stop = threading.Event()
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    for _ in range(500):
+        if r.watching and len(fake.seen) >= 4:
+            break
+        stop.wait(0.01)
+    open_now = (r.watching, r.following)
+    stop.set()
+    r.interrupt()
+    t.join(2)
+    # (watching, following) as each watch was being opened: after the list, after the clean end, after
+    # the broken stream, after the refused watch
+    assert fake.seen[:4] == [(False, False), (False, True), (False, False), (False, False)]
+    assert open_now == (True, True)
+    assert not r.following
