@@ -82,8 +82,9 @@ class Switchdev:
         present = set(listdir(bus))
         types = dict.fromkeys(vf_pcis, "")
         for pci in vf_pcis:
-            if vdpa_name(pci) in present:
-                types[pci] = VDPA_TYPES.get(link_basename(bus / vdpa_name(pci) / "driver") or "", "")
+            name = vdpa_name(pci)
+            if name in present:
+                types[pci] = VDPA_TYPES.get(link_basename(bus / name / "driver") or "", "")
         return types
 
     # --- PF -----------------------------------------------------------------------------------

@@ -106,8 +106,9 @@ class Reflector:
 
     @property
     def watching(self) -> bool:
-        """A watch stream is open: the store follows the server. False while listing, backing off after
-        a failure or between watches, when a reader that must not miss a change should ask the server."""
+        """A watch stream is open right now. False while listing, backing off after a failure and between
+        two watches. Waiting for a stream to be open uses this; a reader deciding whether its cache can
+        be trusted asks `following`, which also covers the gap between two watches."""
         with self._watch_lock:
             return self._watch is not None
 
@@ -219,7 +220,6 @@ class Reflector:
                 raise
             with self._watch_lock:
                 self._watch = w
-                self._resuming = False
                 if stop.is_set():  # interrupt() ran before the watch existed
                     w.close()
                     return
