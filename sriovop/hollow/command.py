@@ -63,6 +63,7 @@ def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_del
     kubelet runs, so nothing is scheduled on these nodes (drains evict nothing). Runs until Ctrl-C or
     SIGTERM, then removes every process, host and Node it made. Progress goes to stderr.
     """
+    from sriovop.hollow.capacity import FleetTooLarge
     from sriovop.hollow.supervisor import FleetNodesLeft, HollowFleet, stop_recorded
 
     say = lambda line: click.echo(line, err=True)  # noqa: E731
@@ -92,6 +93,8 @@ def hollow_nodes(directory: Path, count: int | None, per_process: int, apply_del
         say(f"hollow: {count} nodes running; Ctrl-C stops them and deletes their Nodes")
         while not stop.wait(2.0):
             fleet.check_alive()
+    except FleetTooLarge as exc:  # raised before the fleet registered or started anything
+        raise NoAnswer(str(exc)) from None
     except ConnectionFailed as exc:
         error = f"the API server did not answer: {exc}"
         _stop(fleet, error)

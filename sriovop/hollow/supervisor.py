@@ -28,6 +28,7 @@ import structlog
 from pyroute2 import netns
 
 from sriovop.devcluster import process
+from sriovop.hollow.capacity import check_threads
 from sriovop.hollow.fleet import DEFAULT_PREFIX, FLEET_LABEL, HollowNode, fleet
 from sriovop.hollow.worker import HOSTS_DIR
 from sriovop.runtime.client import Client
@@ -98,6 +99,7 @@ class HollowFleet:
 
     # -- start -------------------------------------------------------------------------------------
     def start(self, timeout: float = 1800.0) -> HollowFleet:
+        check_threads(self.count)  # before anything is registered: nothing to undo
         started = time.monotonic()
         (self.directory / "logs").mkdir(parents=True, exist_ok=True)
         (self.directory / "ready").mkdir(parents=True, exist_ok=True)

@@ -244,11 +244,7 @@ def figures_for(r: dict[str, Any]) -> list[Figure]:
                     "hollow daemons / their hosts: "
                     f"{statistics.median(s['daemons_cpu_seconds'] for s in samples)} / "
                     f"{statistics.median(s['hosts_cpu_seconds'] for s in samples)} s"),
-        Figure(f"rollout_daemons_rest_requests_per_min_{n}_nodes",
-               r["rest"]["daemon_requests_per_min_beyond_watches"], "req/min", target=0,
-               target_what="hollow daemons at rest: no request beyond their watches",
-               note=f"over {r['rest']['seconds']} s; all daemon requests: {r['rest']['daemon_requests']}; "
-                    f"daemons' CPU {r['rest']['daemons_cpu_seconds_per_min']} s/min"),
+        rest_figure(r),
     ]
     for f in r.get("faults", []):
         figs.append(Figure(f"rollout_fault_{f['fault']}_recovery_seconds_{n}_nodes", f["recovery_seconds"], "s",
@@ -258,6 +254,16 @@ def figures_for(r: dict[str, Any]) -> list[Figure]:
                            target_what="never over maxUnavailable, nothing left cordoned",
                            note=f"most holding a slot at once: {f['max_in_flight']}"))
     return figs
+
+
+def rest_figure(r: dict[str, Any]) -> Figure:
+    """The hollow daemons' requests at rest, after the last round (after the first policy with --rounds 0)."""
+    after = "the rollouts" if r.get("samples") else "the first policy, no rollout round run (--rounds 0)"
+    return Figure(f"rollout_daemons_rest_requests_per_min_{r['nodes']}_nodes",
+                  r["rest"]["daemon_requests_per_min_beyond_watches"], "req/min", target=0,
+                  target_what="hollow daemons at rest: no request beyond their watches",
+                  note=f"over {r['rest']['seconds']} s after {after}; all daemon requests: "
+                       f"{r['rest']['daemon_requests']}; daemons' CPU {r['rest']['daemons_cpu_seconds_per_min']} s/min")
 
 
 def unreached(n: int, why: str, measured: list[dict[str, Any]]) -> list[Figure]:
@@ -294,7 +300,9 @@ def main() -> None:
     # 100, 500 and 1,000 run on a 2-core machine; 2,000 and 5,000 are reported as not measured there
     # (fits_here).
     parser.add_argument("--nodes", default="100,500,1000,2000,5000")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rollouts per size (0: set the fleet up and measure it at rest only, for a size "
+                             "whose rollout this machine cannot hold)")
     parser.add_argument("--apply-delay", type=float, default=20.0)
     parser.add_argument("--per-process", type=int, default=100)
     parser.add_argument("--requeue-after", type=float, default=30.0)
@@ -349,6 +357,8 @@ def main() -> None:
     for r in results:
         if r.get("samples"):
             figures += figures_for(r)
+        elif "rest" in r:  # --rounds 0: the fleet set up and measured at rest only
+            figures += [*unreached(r["nodes"], "no rollout round run (--rounds 0)", results), rest_figure(r)]
         else:
             figures += unreached(r["nodes"], r.get("skipped") or f"the run failed: {r.get('error', '')[:300]}", results)
     exceeded = [f.value for f in figures if "max_unavailable_exceeded" in f.name and f.value is not None]
