@@ -48,6 +48,13 @@ SWITCH_INTERVAL = 0.05
 #: CPU from what is measured (API server, etcd, operator). At 1,000 nodes and nice 0, the operator
 #: was starved during the fleet's start-up and lost its lease.
 NICENESS = 10
+#: How long a worker waits for pyroute2's forked child to hand over a socket inside a host's network
+#: namespace (pyroute2: 2 s per child, new children for 10 s). The fleet's start holds the machine's load
+#: average in the hundreds: at 5,000 nodes a hosts process forked from 200 threads, its child at nice 10
+#: did not answer within those 10 s, and the process died ("could not start netns socket within
+#: timeout") at 2,800 hosts. A host that takes longer to build only delays the start.
+NETNS_SOCKET_TIMEOUT = 300
+NETNS_CHILD_TIMEOUT = 60
 #: sriov_numvfs writes in one node's numVfs change: 0, then the new count, on each of its PFs.
 NUMVFS_WRITES = 2 * PFS
 
@@ -72,11 +79,21 @@ def slow_like_hardware(sim: SimHost, apply_delay: float) -> None:
 
 
 def _as_a_background_fleet() -> None:
-    """What every worker process does first: raise its fd limit, lengthen its GIL switch interval and
-    lower its CPU priority (SWITCH_INTERVAL, NICENESS)."""
+    """What every worker process does first: raise its fd limit, lengthen its GIL switch interval, lower
+    its CPU priority (SWITCH_INTERVAL, NICENESS) and wait longer for namespace sockets."""
     _raise_fd_limit()
     sys.setswitchinterval(SWITCH_INTERVAL)
     os.nice(NICENESS)
+    _patient_netns_sockets()
+
+
+def _patient_netns_sockets() -> None:
+    """pyroute2 opens a socket in a named namespace by forking a child that enters it; wait for that
+    child as long as a loaded machine needs (NETNS_SOCKET_TIMEOUT, NETNS_CHILD_TIMEOUT)."""
+    from pyroute2 import config
+
+    config.default_create_socket_timeout = NETNS_SOCKET_TIMEOUT
+    config.default_communicate_timeout = NETNS_CHILD_TIMEOUT
 
 
 def _raise_fd_limit() -> None:
