@@ -20,6 +20,7 @@ from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.errors import ConnectionFailed, Gone
 from sriovop.runtime.kinds import POD
+from test.support.poll import wait_for
 from test.support.watch_lines import watch_line
 
 NAME = ("metadata", "name")
@@ -97,6 +98,50 @@ def test_no_watch_while_the_hubs_own_watch_is_down() -> None:
     h.replace([], "1")
     with pytest.raises(ConnectionFailed):
         h.watch(NAME, "a", "1", timeout_seconds=30)
+
+
+def test_a_stream_breaks_when_the_hubs_own_watch_stops_following(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon's stream breaks (ConnectionFailed, as when the API server goes away) within a few
+    seconds of the hub's own watch no longer following the server, after the events it had."""
+    up = {"following": True}
+    monkeypatch.setattr(Reflector, "following", property(lambda self: up["following"]))
+    h = hub()
+    h.replace([state("a", 5)], "5")
+    stream = h.watch(NAME, "a", "5", timeout_seconds=600)
+    got: list[tuple[str, Any]] = []
+    broke: list[ConnectionFailed] = []
+
+    def read() -> None:
+        try:
+            got.extend(stream)
+        except ConnectionFailed as exc:
+            broke.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    stop = threading.Event()
+    h.start(stop)  # its reflector has no server (port 1) and backs off; `following` is the flag
+    try:
+        h.update(state("a", 6, 2))
+        wait_for(lambda: len(got) == 1, 30, "the event before the break")
+        up["following"] = False
+        reader.join(timeout=60)
+        assert not reader.is_alive()
+        assert [t for t, _ in got] == ["MODIFIED"]
+        assert len(broke) == 1 and "shared watch broke" in str(broke[0])
+        with pytest.raises(ConnectionFailed):  # and no new stream until the hub follows again
+            h.watch(NAME, "a", "6", timeout_seconds=600)
+        up["following"] = True
+        h.watch(NAME, "a", "6", timeout_seconds=600).close()
+    finally:
+        stop.set()
+        h.stop()
+
+
+def test_a_quiet_stream_ends_at_its_timeout(following: None) -> None:
+    h = hub()
+    h.replace([state("a", 5)], "5")
+    assert list(h.watch(NAME, "a", "5", timeout_seconds=1)) == []  # a normal end, as the server's
 
 
 def test_a_list_waits_for_the_resource_version_it_asks_for() -> None:
