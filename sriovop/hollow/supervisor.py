@@ -42,7 +42,12 @@ log = structlog.get_logger(__name__)
 STATE_FILE = "hollow.json"
 #: Concurrent Node creates and deletes (the API server's default max-mutating-requests-inflight is 200).
 WRITERS = 16
-#: Host processes built at once: building a host is mostly kernel work (netns, veths) and file writes.
+#: Host processes built at once, and daemons processes started at once: building a host is mostly
+#: kernel work (netns, veths) and file writes; starting a daemon is TLS, lists and its first pass. The
+#: daemons of a batch start only once the previous batch's have synced. Before, each batch's daemons
+#: started as soon as its hosts were up, whatever the batches before were still doing: a 2,000-node
+#: fleet came up in 288 s, but a 5,000-node one took 587 s more for its next 1,200 hosts, with the load
+#: average at 1,300-1,800 and 80% of the CPU in the kernel.
 PARALLEL_BUILDS = 4
 
 
@@ -107,13 +112,18 @@ class HollowFleet:
         self.register()
         self.say(f"hollow: {self.count} Nodes registered ({time.monotonic() - started:.0f}s)")
         pending = list(self.slices)
+        starting: list[Slice] = []
         while pending:
             batch, pending = pending[:PARALLEL_BUILDS], pending[PARALLEL_BUILDS:]
             for s in batch:
                 self._start_sims(s)
             self._wait_ready([(s, "sims") for s in batch], started + timeout)
+            # One batch of daemons starts at a time, while the next batch's hosts build: batches that
+            # start on top of each other keep the machine in the kernel (see PARALLEL_BUILDS).
+            self._wait_ready([(s, "daemons") for s in starting], started + timeout)
             for s in batch:
                 self.start_daemons(s.index, wait=False)
+            starting = batch
             done = sum(s.count for s in self.slices if s.daemons is not None)
             self.say(f"hollow: {done}/{self.count} hosts up, their daemons starting "
                      f"({time.monotonic() - started:.0f}s)")
