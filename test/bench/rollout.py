@@ -202,7 +202,8 @@ def measure(n: int, args: Any, faults: bool, work: Path) -> dict[str, Any]:
         result: dict[str, Any] = {"nodes": n, "pools": plan.pools, "limits": plan.limits,
                                   "apply_delay": plan.apply_delay, "ideal_seconds": plan.ideal_seconds(),
                                   "setup_seconds": round(setup, 1), "per_process": plan.per_process,
-                                  "clients": plan.clients, "load_average": list(os.getloadavg())}
+                                  "clients": plan.clients, "requeue_after": plan.requeue_after,
+                                  "load_average": list(os.getloadavg())}
         result.update(rounds(sc, plan, args.rounds, audit))
         result["rest"] = at_rest(sc, audit, args.rest_seconds)
         result["operator_rss_mib"] = round(benchlib.rss_kib(_operator_pid(sc)) / 1024, 1)
@@ -262,7 +263,8 @@ def rest_figure(r: dict[str, Any]) -> Figure:
     return Figure(f"rollout_daemons_rest_requests_per_min_{r['nodes']}_nodes",
                   r["rest"]["daemon_requests_per_min_beyond_watches"], "req/min", target=0,
                   target_what="hollow daemons at rest: no request beyond their watches",
-                  note=f"over {r['rest']['seconds']} s after {after}; all daemon requests: "
+                  note=f"over {r['rest']['seconds']} s after {after}, the daemons' drift check every "
+                       f"{r['requeue_after']} s (--requeue-after); all daemon requests: "
                        f"{r['rest']['daemon_requests']}; daemons' CPU {r['rest']['daemons_cpu_seconds_per_min']} s/min")
 
 
