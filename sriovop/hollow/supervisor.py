@@ -44,10 +44,10 @@ STATE_FILE = "hollow.json"
 WRITERS = 16
 #: Host processes built at once, and daemons processes started at once: building a host is mostly
 #: kernel work (netns, veths) and file writes; starting a daemon is TLS, lists and its first pass. The
-#: daemons of a batch start only once the previous batch's have synced. Before, each batch's daemons
-#: started as soon as its hosts were up, whatever the batches before were still doing: a 2,000-node
-#: fleet came up in 288 s, but a 5,000-node one took 587 s more for its next 1,200 hosts, with the load
-#: average at 1,300-1,800 and 80% of the CPU in the kernel.
+#: daemons of a batch start only once the previous batch's have synced, so batches of starting daemons
+#: never pile up (they had kept a 5,000-node start in the kernel). Pacing alone does not bring 5,000
+#: nodes up on 2 cores with the daemons' drift check at its shipped 30 s: docs/rollout.md, "Where a
+#: daemon's CPU goes at rest", items 3-5, has each attempt's figures.
 PARALLEL_BUILDS = 4
 
 
