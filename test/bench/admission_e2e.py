@@ -45,6 +45,7 @@ import seed
 from benchlib import Figure, Stat, percentile
 
 from sriovop.api.v1 import kinds
+from sriovop.devcluster.process import free_port
 from sriovop.runtime import kinds as core
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
@@ -102,7 +103,7 @@ class Webhook:
 
         self.client = client
         cert, key = cp.issue_serving_cert(["127.0.0.1"]).write(tmp, name)
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "KUBECONFIG": str(cp.kubeconfig), "NAMESPACE": NS, "PYTHONPATH": str(benchlib.REPO)}
         self.log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
@@ -181,14 +182,6 @@ class Webhook:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def barrier_alone(client: Client, clients_n: int, waits: int = 40) -> dict[str, float]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -149,12 +148,6 @@ def running_daemon(kubeconfig: Path, namespace: str, node: str, root: Path, *, c
         thread.join(60)
         assert not thread.is_alive(), "the daemon did not stop within 60 s"
         assert not errors, f"daemon failed: {errors!r}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class DaemonProcess:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from typing import IO
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.supportednics import supported_nic_ids_configmap
+from sriovop.devcluster.process import free_port
 from sriovop.render.webhook_configs import Endpoint, injector_webhook_config, operator_webhook_configs
 from sriovop.runtime.client import Client
 from sriovop.runtime.errors import Conflict, NotFound
@@ -55,12 +55,6 @@ def remove_webhooks(client: Client) -> None:
 
 def failure_policies(client: Client) -> list[str]:
     return [hook["failurePolicy"] for kind, name in WEBHOOK_CONFIGS for hook in client.get(kind, name)["webhooks"]]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def ensure_supported_nics(client: Client, namespace: str) -> None:

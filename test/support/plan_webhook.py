@@ -7,13 +7,13 @@ unreachable-webhook cases."""
 from __future__ import annotations
 
 import contextlib
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_POLICY
 from sriovop.devcluster import ControlPlane
+from sriovop.devcluster.process import free_port
 from sriovop.render.webhook_configs import Endpoint, FailurePolicy, operator_webhook_configs
 from sriovop.runtime import kinds as core
 from sriovop.runtime.errors import ApiError, NotFound
@@ -90,15 +90,9 @@ def policy_webhook(cp: ControlPlane, c: Cluster, selector: dict[str, str]) -> It
         yield
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def unreachable_webhook(cp: ControlPlane, c: Cluster, failure_policy: FailurePolicy) -> Iterator[None]:
     """A validating configuration for policies whose endpoint refuses connections."""
-    endpoint = Endpoint.url(f"https://127.0.0.1:{closed_port()}", cp.ca_pem)
+    endpoint = Endpoint.url(f"https://127.0.0.1:{free_port()}", cp.ca_pem)
     with _registered(c, endpoint, f"plan-down-{c.namespace}", failure_policy, mutating=False):
         yield

@@ -14,13 +14,13 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from sriovop.devcluster.process import free_port
 from sriovop.exporter.collector import UP_METRIC
 from sriovop.host.vfmetrics import iter_series
 from sriovop.kubelet.podresources import list_pod_resources
 from sriovop.runtime.client import Client
 from sriovop.runtime.kinds import NODE, POD
 from test.support.cluster import POD_TIMEOUT_S, SRIOVOP, ClusterNodes, pod_on, running_pod
-from test.support.daemon_harness import free_port
 from test.support.device_plugin import FakeDevicePlugin
 from test.support.host_sim import applier, sim_host
 from test.support.poll import wait_for

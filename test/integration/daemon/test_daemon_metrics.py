@@ -6,9 +6,10 @@ import urllib.request
 from pathlib import Path
 
 from sriovop.api.v1 import consts
+from sriovop.devcluster.process import free_port
 from sriovop.host.vfmetrics import iter_series
 from sriovop.sim.host import SimHost
-from test.support.daemon_harness import DaemonProcess, client_for, free_port, pf_spec, prepare_cluster, wait_sync
+from test.support.daemon_harness import DaemonProcess, client_for, pf_spec, prepare_cluster, wait_sync
 from test.support.poll import wait_for
 
 COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped")

@@ -6,7 +6,6 @@ Host: none (no cluster is reached: the kubeconfig given points nowhere, or nothi
 from __future__ import annotations
 
 import ast
-import socket
 from pathlib import Path
 
 import click
@@ -21,6 +20,7 @@ from sriovop.plan.render import render_plan
 from sriovop.status import ClusterStatus, NodeStatus, PfStatus, render_text
 from sriovop.status.drift import node_drift
 from test.support.json_keys import all_keys
+from test.support.unreachable import unreachable_kubeconfig
 
 POLICY = """apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
@@ -65,22 +65,11 @@ def test_usage_errors_exit_with_no_answer(args: list[str], tmp_path: Path, monke
     assert result.exit_code == exitcodes.NO_ANSWER, result.output
 
 
-REFUSING = """apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-users: [{name: u, user: {token: x}}]
-"""
-
-
 def test_an_unreachable_cluster_is_no_answer(tmp_path: Path) -> None:
     """An unusable kubeconfig, and an API server address that refuses connections."""
     empty, refusing = tmp_path / "empty", tmp_path / "refusing"
     empty.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        refusing.write_text(REFUSING % sock.getsockname()[1])
+    unreachable_kubeconfig(refusing)
     policy = tmp_path / "p.yaml"
     policy.write_text(POLICY % "numVfs")
     for kubeconfig in (empty, refusing):

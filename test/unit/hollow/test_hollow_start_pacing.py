@@ -5,7 +5,6 @@ machine in the kernel. (No cluster, no processes: the fleet's process steps are 
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,24 +12,15 @@ import pytest
 
 from sriovop.hollow import supervisor
 from sriovop.hollow.supervisor import PARALLEL_BUILDS, HollowFleet, Slice
-
-
-def _kubeconfig(tmp_path: Path) -> Path:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    return kubeconfig
+from test.support.unreachable import unreachable_kubeconfig
 
 
 def _recorded_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slices: int) -> list[tuple[str, int]]:
     """Start a fleet of `slices` one-node slices; return its steps: ("sims"|"daemons", slice) when a
     process starts, ("wait sims"|"wait daemons", slice) when the start waits for one to be ready."""
     steps: list[tuple[str, int]] = []
-    fleet = HollowFleet(tmp_path / "fleet", _kubeconfig(tmp_path), count=slices, per_process=1,
-                        say=lambda line: None)
+    fleet = HollowFleet(tmp_path / "fleet", unreachable_kubeconfig(tmp_path / "kubeconfig"), count=slices,
+                        per_process=1, say=lambda line: None)
 
     def start_sims(s: Slice) -> None:
         steps.append(("sims", s.index))

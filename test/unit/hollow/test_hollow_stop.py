@@ -6,7 +6,6 @@ can finish. (No cluster: the kubeconfig points at a port nobody listens on.)"""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -16,27 +15,11 @@ from sriovop.exitcodes import NO_ANSWER
 from sriovop.hollow.fleet import FLEET_LABEL
 from sriovop.hollow.supervisor import STATE_FILE
 from sriovop.hollow.worker import HOSTS_DIR
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _unreachable_kubeconfig(tmp_path: Path) -> Path:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{_closed_port()}",
-                                                "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    return kubeconfig
+from test.support.unreachable import unreachable_kubeconfig
 
 
 def test_stop_without_an_api_server_says_the_nodes_are_left(tmp_path: Path) -> None:
-    kubeconfig = _unreachable_kubeconfig(tmp_path)
+    kubeconfig = unreachable_kubeconfig(tmp_path / "kubeconfig")
     fleet = tmp_path / "fleet"
     (fleet / HOSTS_DIR / "hollow-00000").mkdir(parents=True)
     (fleet / STATE_FILE).write_text(json.dumps({"prefix": "hollow", "kubeconfig": str(kubeconfig), "pids": []}))
@@ -51,7 +34,7 @@ def test_stop_without_an_api_server_says_the_nodes_are_left(tmp_path: Path) -> N
 def test_a_fleet_that_cannot_reach_the_api_server_stops_without_a_traceback(tmp_path: Path) -> None:
     """The running path: registering the Nodes fails, the fleet's own stop cannot delete them either.
     Both are said (the cause first), the exit is NO_ANSWER, and the record is kept for --stop."""
-    kubeconfig = _unreachable_kubeconfig(tmp_path)
+    kubeconfig = unreachable_kubeconfig(tmp_path / "kubeconfig")
     fleet = tmp_path / "fleet"
     result = CliRunner().invoke(cli.main, ["dev", "hollow-nodes", "--dir", str(fleet), "--count", "2",
                                            "--kubeconfig", str(kubeconfig)], prog_name="sriovop")
