@@ -16,18 +16,23 @@ if TYPE_CHECKING:
 
 @click.command()
 @report_options
-def command(kubeconfig: str | None, namespace: str, output: str, color: str) -> None:
+@click.option("--summary", is_flag=True,
+              help="Only the rollout's progress per drain pool (nodes ready, applying, waiting for a drain "
+                   "slot, holding one against maxUnavailable, failed, cordoned) and the failed nodes' errors: "
+                   "for fleets too large for a screen per node.")
+def command(kubeconfig: str | None, namespace: str, output: str, color: str, summary: bool) -> None:
     """Show every node's SR-IOV state on one screen.
 
     Per node: sync status, drain state, last error, each PF with VFs (host -> spec), MTU and link, its
     VF groups, and a warning for every field where the host does not match the spec, for as long as
-    it lasts.
+    it lasts. Then, per drain pool, how many nodes are ready, applying, waiting for a drain slot,
+    holding one (against the pool's maxUnavailable), failed and cordoned.
     """
     from sriovop.jsonstyle import dumps
     from sriovop.runtime.client import Client  # imported here: `sriovop status --help` stays fast
     from sriovop.runtime.config import ConfigError, load_config
     from sriovop.runtime.errors import ApiError
-    from sriovop.status import collect, render_text
+    from sriovop.status import collect, render_summary, render_text
 
     try:
         client = Client(load_config(kubeconfig))
@@ -38,10 +43,11 @@ def command(kubeconfig: str | None, namespace: str, output: str, color: str) -> 
     except (ApiError, ConfigError, OSError) as exc:
         raise NoAnswer(f"cannot read the cluster: {exc}") from None
     if output == "json":
-        click.echo(dumps(report.to_json()))
+        data = report.to_json()
+        click.echo(dumps({"namespace": data["namespace"], "pools": data["pools"]} if summary else data))
         return
     colour = use_colour(color)
-    echo_text(render_text(report, colour=colour), colour)
+    echo_text((render_summary if summary else render_text)(report, colour=colour), colour)
 
 
 def _model_names(client: Client, namespace: str) -> dict[tuple[str, str], str]:

@@ -49,6 +49,8 @@ CONDITION_PROGRESSING = "Progressing"
 CONDITION_DEGRADED = "Degraded"
 #: Nodes named in a condition message; the rest are counted.
 MAX_NAMED = 10
+#: A node's phase (`node_phase`), as the conditions and `sriovop status` count it.
+READY, APPLYING, WAITING, DRAINING, FAILED, UNKNOWN = "ready", "applying", "waiting", "draining", "failed", "unknown"
 
 Obj = Mapping[str, Any]
 
@@ -65,37 +67,37 @@ def _annotation(obj: Obj, key: str) -> str:
 def node_phase(state: Obj | None) -> str:
     """ready | failed | draining | waiting (for a drain slot) | applying | unknown, from its NodeState."""
     if state is None:
-        return "unknown"
+        return UNKNOWN
     sync = (state.get("status") or {}).get("syncStatus") or ""
     desired = _annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION) or consts.DRAIN_IDLE
     current = _annotation(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) or consts.DRAIN_IDLE
     if sync == consts.SYNC_STATUS_FAILED:
-        return "failed"
+        return FAILED
     if current != consts.DRAIN_IDLE:
-        return "draining"
+        return DRAINING
     if desired != consts.DRAIN_IDLE:
-        return "waiting"
+        return WAITING
     if sync == consts.SYNC_STATUS_SUCCEEDED:
-        return "ready"
-    return "applying" if sync == consts.SYNC_STATUS_IN_PROGRESS else "unknown"
+        return READY
+    return APPLYING if sync == consts.SYNC_STATUS_IN_PROGRESS else UNKNOWN
 
 
 def conditions_for(nodes: Sequence[str], states: Mapping[str, Obj], what: str) -> list[dict[str, str]]:
     """Ready, Progressing and Degraded over `nodes` (already sorted); `what` names the object's nodes
     in messages ("selected nodes", "pool nodes")."""
     phases = {n: node_phase(states.get(n)) for n in nodes}
-    failed = [n for n in nodes if phases[n] == "failed"]
-    draining = [n for n in nodes if phases[n] == "draining"]
-    waiting = [n for n in nodes if phases[n] == "waiting"]
-    applying = [n for n in nodes if phases[n] in ("applying", "unknown")]
-    ready = [n for n in nodes if phases[n] == "ready"]
+    failed = [n for n in nodes if phases[n] == FAILED]
+    draining = [n for n in nodes if phases[n] == DRAINING]
+    waiting = [n for n in nodes if phases[n] == WAITING]
+    applying = [n for n in nodes if phases[n] in (APPLYING, UNKNOWN)]
+    ready = [n for n in nodes if phases[n] == READY]
     if not nodes:
         ready_c = ("False", "NoMatchingNodes", f"no {what}")
     elif len(ready) == len(nodes):
         ready_c = ("True", "AllNodesReady", f"{len(nodes)} {what} configured")
     else:
         ready_c = ("False", "NodesNotReady", f"{len(ready)} of {len(nodes)} {what} ready; not ready: "
-                   + _names([n for n in nodes if phases[n] != "ready"]))
+                   + _names([n for n in nodes if phases[n] != READY]))
     if draining or waiting:
         parts = [f"{label}: {_names(names)}" for label, names in (
             ("draining", draining), ("waiting for a drain slot", waiting), ("applying", applying)) if names]
@@ -129,7 +131,7 @@ def policy_nodes(policy: Obj, nodes: Iterable[Obj], states: Mapping[str, Obj]) -
 def policy_status(policy: Obj, nodes: Iterable[Obj], states: Mapping[str, Obj]) -> dict[str, Any]:
     matched = policy_nodes(policy, nodes, states)
     return {"matchedNodes": len(matched),
-            "readyNodes": sum(1 for n in matched if node_phase(states.get(n)) == "ready"),
+            "readyNodes": sum(1 for n in matched if node_phase(states.get(n)) == READY),
             "conditions": conditions_for(matched, states, "selected nodes")}
 
 

@@ -41,7 +41,7 @@ def _node_entry(snap: Snapshot, outcome: NodeOutcome, ordered: list[Obj], policy
         "missingKernelArgs": missing_kernel_args((state.get("spec") or {}).get("interfaces") or [], facts),
         "pfs": [],
         "unselected": [],
-        "warnings": node_drift(list((state.get("spec") or {}).get("interfaces") or []), list(ifaces)),
+        "warnings": node_drift(list((state.get("spec") or {}).get("interfaces") or []), list(ifaces)).warnings,
     }
     if note:
         entry["factsNote"] = note

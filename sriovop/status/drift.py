@@ -6,6 +6,7 @@ MTU that the daemon never applies, so the difference stays after a successful sy
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sriovop.host.errors import ValidationError
@@ -16,8 +17,17 @@ MTU_KEPT_REASON = ("the config daemon only raises a PF's MTU (as upstream does);
                    "when the PF is reset (its policies removed)")
 
 
-def pf_drift(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
-    """Each field where the host does not match the spec of one PF."""
+@dataclass(frozen=True)
+class Drift:
+    """Where one node's host and spec differ: the warnings to show, and whether an apply would still
+    change the host (a sync pending or stuck), as against only a difference the daemon keeps on purpose
+    (a PF MTU above the spec's), which stays after a successful sync."""
+
+    warnings: list[str] = field(default_factory=list)
+    pending: bool = False
+
+
+def _pf_drift(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Drift:
     name = status.get("name") or spec.get("pciAddress")
     spec_mtu, host_mtu = int(spec.get("mtu") or 0), int(status.get("mtu") or 0)
     out: list[str] = []
@@ -28,17 +38,21 @@ def pf_drift(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
     except (ValidationError, KeyError, ValueError, TypeError):
         reasons = []
     out.extend(f"pf {name}: the host differs from the spec: {r} (pending: the daemon applies it)" for r in reasons)
-    return out
+    return Drift(out, bool(reasons))
 
 
 def node_drift(spec_interfaces: Sequence[Mapping[str, Any]], status_interfaces: Sequence[Mapping[str, Any]]
-               ) -> list[str]:
+               ) -> Drift:
     by_pci = {str(i.get("pciAddress")): i for i in status_interfaces}
-    out: list[str] = []
+    warnings: list[str] = []
+    pending = False
     for spec in spec_interfaces:
         status = by_pci.get(str(spec.get("pciAddress")))
         if status is None:
-            out.append(f"pf {spec.get('pciAddress')}: in the spec, but the host does not report it")
+            warnings.append(f"pf {spec.get('pciAddress')}: in the spec, but the host does not report it")
+            pending = True
             continue
-        out.extend(pf_drift(spec, status))
-    return out
+        pf = _pf_drift(spec, status)
+        warnings.extend(pf.warnings)
+        pending = pending or pf.pending
+    return Drift(warnings, pending)

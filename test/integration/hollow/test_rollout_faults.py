@@ -12,10 +12,15 @@ test/bench/rollout.py --faults.
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from sriovop import cli
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
 from sriovop.runtime.errors import NotFound
@@ -52,10 +57,36 @@ def _assert_within_limits(sc: RolloutScenario) -> None:
 def test_rollout_completes_within_max_unavailable(scenario: RolloutScenario) -> None:
     assert scenario.watcher is not None
     _rollout(scenario, 4)
+    # `sriovop status --summary` follows the rollout as an on-call engineer would: all through it, each
+    # pool's drain slots are counted against the limit the drain controller applies (never above it),
+    # and the rollout is seen holding slots.
+    seen_held: dict[str, int] = {}
+    deadline = time.monotonic() + DEADLINE
+    while scenario.watcher.count_configured(4) < PLAN.nodes and time.monotonic() < deadline:
+        pools = _summary(scenario)
+        assert {p["name"]: p["limit"] for p in pools} == PLAN.limits
+        for p in pools:
+            assert p["slotsHeld"] <= p["limit"], p
+            seen_held[p["name"]] = max(seen_held.get(p["name"], 0), p["slotsHeld"])
+    assert seen_held.get("bulk"), "the rollout ended before `sriovop status` saw a drain slot held"
     scenario.watcher.wait_configured(4, DEADLINE, expect=PLAN.nodes)
     _assert_within_limits(scenario)
     # The drains really ran in parallel up to the bulk pool's limit, and every pool drained.
     assert scenario.watcher.max_in_flight == {"bulk": 2, "canary": 1}
+    # Once every NodeState is configured, the summary says every node of every pool is ready.
+    done = {p["name"]: p for p in _summary(scenario)}
+    assert {name: (p["nodes"], p["ready"], p["slotsHeld"], p["cordoned"], p["notReady"]) for name, p in done.items()} \
+        == {"bulk": (20, 20, 0, 0, []), "canary": (4, 4, 0, 0, [])}
+
+
+def _summary(sc: RolloutScenario) -> list[dict[str, Any]]:
+    """`sriovop status --summary -o json` against the scenario's API server: its pools."""
+    assert sc.cp is not None
+    result = CliRunner().invoke(cli.main, ["status", "--summary", "-o", "json", "--kubeconfig", str(sc.cp.kubeconfig),
+                                           "-n", NS], prog_name="sriovop")
+    assert result.exit_code == 0, result.output
+    pools: list[dict[str, Any]] = json.loads(result.output)["pools"]
+    return pools
 
 
 def test_leader_operator_killed_mid_rollout(scenario: RolloutScenario) -> None:

@@ -107,10 +107,12 @@ def test_color_always_colours_a_pipe_and_never_does_not(monkeypatch: pytest.Monk
 def test_status_json_and_text_carry_the_drift_warnings() -> None:
     spec = [{"pciAddress": "0000:3b:00.0", "numVfs": 4, "mtu": 1500}]
     host = [{"pciAddress": "0000:3b:00.0", "name": "ens1f0", "numVfs": 4, "mtu": 9000}]
-    warnings = node_drift(spec, host)
+    kept = node_drift(spec, host)
+    warnings = kept.warnings
     assert len(warnings) == 1 and "mtu is 9000" in warnings[0] and "kept at 9000" in warnings[0]
+    assert not kept.pending  # a kept MTU stays after a successful sync: nothing left to apply
     pending = node_drift([{"pciAddress": "0000:3b:00.0", "numVfs": 8}], host)
-    assert any("numVfs: 4 -> 8" in w for w in pending)
+    assert pending.pending and any("numVfs: 4 -> 8" in w for w in pending.warnings)
     report = ClusterStatus("ns", [NodeStatus("w1", "Succeeded", "Idle", "Idle", "Idle", False, "",
                                              [PfStatus("ens1f0", "0000:3b:00.0", "m", 4, 8, 4, 9000, "ETH")],
                                              warnings)])
