@@ -43,8 +43,7 @@ def command(kubeconfig: str | None, namespace: str, output: str, color: str, sum
     except (ApiError, ConfigError, OSError) as exc:
         raise NoAnswer(f"cannot read the cluster: {exc}") from None
     if output == "json":
-        data = report.to_json()
-        click.echo(dumps({"namespace": data["namespace"], "pools": data["pools"]} if summary else data))
+        click.echo(dumps(report.summary_json() if summary else report.to_json()))
         return
     colour = use_colour(color)
     echo_text((render_summary if summary else render_text)(report, colour=colour), colour)

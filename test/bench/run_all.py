@@ -28,6 +28,7 @@ import report
 #: The benchmarks `make bench` runs, in order (cheap ones first), with extra arguments for a full run.
 BENCHMARKS: list[tuple[str, list[str]]] = [
     ("cli_start", []),
+    ("status_cli", []),
     ("admission_e2e", []),
     ("webhook_cpu", []),
     ("operator_convergence", []),

@@ -24,8 +24,8 @@ def test_every_benchmark_runs_quick_and_writes_valid_json(tmp_path: Path) -> Non
     (run_dir,) = tmp_path.iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["quick"] is True and summary["failed_benchmarks"] == {}
-    names = {"cli_start", "admission_e2e", "operator_convergence", "runtime_informer", "daemon_steady", "hub_filter",
-             "cni_add"}
+    names = {"cli_start", "status_cli", "admission_e2e", "operator_convergence", "runtime_informer", "daemon_steady",
+             "hub_filter", "cni_add"}
     for name in names:
         doc = json.loads((run_dir / f"{name}.json").read_text())
         assert doc["benchmark"] == name and doc["figures"], name
