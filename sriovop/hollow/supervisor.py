@@ -47,7 +47,7 @@ WRITERS = 16
 #: daemons of a batch start only once the previous batch's have synced, so batches of starting daemons
 #: never pile up (they had kept a 5,000-node start in the kernel). Pacing alone does not bring 5,000
 #: nodes up on 2 cores with the daemons' drift check at its shipped 30 s: docs/rollout.md, "Where a
-#: daemon's CPU goes at rest", items 3-5, has each attempt's figures.
+#: daemon's CPU goes at rest", items 3-6, has each attempt's figures.
 PARALLEL_BUILDS = 4
 
 

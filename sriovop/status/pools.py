@@ -2,8 +2,8 @@
 
 At thousands of nodes the per-node view no longer fits a screen; what an on-call engineer asks during a
 rollout is per pool: how many nodes are done, how many hold a drain slot out of how many the pool's
-`maxUnavailable` allows, how many wait for one, and which failed. The phases are those the
-operator's Ready/Progressing/Degraded conditions on policies and pools count. Pools are the drain controller's
+`maxUnavailable` allows, how many wait for one, and which failed. The phases are those the operator's
+Ready/Progressing/Degraded conditions on policies and pools count. Pools are the drain controller's
 (`controllers.pool_config.PoolMembership`: the built-in `default` pool holds every node no pool
 selects), so the counts are the ones it acts on.
 """

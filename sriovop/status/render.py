@@ -70,7 +70,8 @@ def render_summary(report: ClusterStatus, colour: bool = False) -> str:
     for node in failed[:MAX_FAILED_SHOWN]:
         lines.append(_paint(f"failed: {node.node}: {node.last_sync_error or '(no error reported)'}", "red", colour))
     if len(failed) > MAX_FAILED_SHOWN:
-        lines.append(_paint(f"failed: {len(failed) - MAX_FAILED_SHOWN} more (-o json lists every node)", "red", colour))
+        more = len(failed) - MAX_FAILED_SHOWN
+        lines.append(_paint(f"failed: {more} more (`sriovop status -o json` lists every node)", "red", colour))
     return "\n".join(lines) + "\n"
 
 
