@@ -32,6 +32,7 @@ from sriovop.api.v1.kinds import (
 )
 from sriovop.api.v1.nicselector import nic_selector_matches
 from sriovop.api.v1.selectors import node_labels, policy_selects_node
+from sriovop.controllers.drain.states import occupies_slot
 from sriovop.controllers.node_policy_desired import daemon_nodes, normalized, status_interfaces
 from sriovop.controllers.pool_config import is_hw_offload_pool, selector_matches
 from sriovop.controllers.ready_condition import now_rfc3339
@@ -55,9 +56,12 @@ READY, APPLYING, WAITING, DRAINING, FAILED, UNKNOWN = "ready", "applying", "wait
 Obj = Mapping[str, Any]
 
 
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:MAX_NAMED])
-    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+def name_list(names: Sequence[str], sep: str = ", ") -> str:
+    """The first MAX_NAMED names and a count of the rest: a message that names every node of a large
+    fleet would outgrow the object it is written on and nobody would read it."""
+    shown = sep.join(names[:MAX_NAMED])
+    more = len(names) - MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _annotation(obj: Obj, key: str) -> str:
@@ -97,18 +101,18 @@ def conditions_for(nodes: Sequence[str], states: Mapping[str, Obj], what: str) -
         ready_c = ("True", "AllNodesReady", f"{len(nodes)} {what} configured")
     else:
         ready_c = ("False", "NodesNotReady", f"{len(ready)} of {len(nodes)} {what} ready; not ready: "
-                   + _names([n for n in nodes if phases[n] != READY]))
+                   + name_list([n for n in nodes if phases[n] != READY]))
     if draining or waiting:
-        parts = [f"{label}: {_names(names)}" for label, names in (
+        parts = [f"{label}: {name_list(names)}" for label, names in (
             ("draining", draining), ("waiting for a drain slot", waiting), ("applying", applying)) if names]
         progressing = ("True", "Draining", "; ".join(parts))
     elif applying:
-        progressing = ("True", "Applying", "applying: " + _names(applying))
+        progressing = ("True", "Applying", "applying: " + name_list(applying))
     else:
         progressing = ("False", "Idle", f"no change under way on the {what}")
     if failed:
         errors = [f"{n}: {(states[n].get('status') or {}).get('lastSyncError') or 'failed'}" for n in failed[:3]]
-        degraded = ("True", "NodesFailed", f"failed: {_names(failed)} ({'; '.join(errors)})")
+        degraded = ("True", "NodesFailed", f"failed: {name_list(failed)} ({'; '.join(errors)})")
     else:
         degraded = ("False", "NoFailures", f"no {what} failed")
     return [{"type": t, "status": s, "reason": r, "message": m[:32768]}
@@ -145,8 +149,8 @@ def pool_nodes(pool: Obj, nodes: Iterable[Obj]) -> list[str]:
 
 def pool_status(pool: Obj, nodes: Iterable[Obj], states: Mapping[str, Obj]) -> dict[str, Any]:
     members = pool_nodes(pool, nodes)
-    draining = [n for n in members if _annotation(states.get(n) or {}, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
-                in (consts.DRAINING, consts.DRAIN_COMPLETE)]
+    draining = [n for n in members if occupies_slot(
+        _annotation(states.get(n) or {}, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT))]
     with_state = [n for n in members if n in states]
     return {"nodeCount": len(members), "drainingNodes": draining,
             "conditions": conditions_for(with_state, states, "pool nodes")}

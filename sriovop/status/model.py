@@ -12,7 +12,7 @@ from typing import Any
 
 from sriovop.api.v1 import consts
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE, SRIOV_NETWORK_POOL_CONFIG
-from sriovop.controllers.policy_status import APPLYING, READY, node_phase
+from sriovop.controllers.policy_status import APPLYING, READY, name_list, node_phase
 from sriovop.controllers.pool_config import PoolLookupError, PoolMembership
 from sriovop.jsonstyle import camel_keys
 from sriovop.runtime.client import Reader
@@ -21,8 +21,6 @@ from sriovop.status.drift import node_drift
 from sriovop.status.pools import NO_POOL, PoolLimit, PoolProgress, pool_progress
 
 _VENDORS = {consts.VENDOR_INTEL: "Intel", consts.VENDOR_MELLANOX: "Mellanox"}
-#: Nodes without a pool whose reason the NO_POOL row names; the rest are counted.
-MAX_UNPOOLED_NAMED = 10
 
 
 @dataclass(frozen=True)
@@ -162,9 +160,8 @@ def collect(
             pool=pool, phase=phase_of(state, drift.pending),
         ))
     if unpooled:
-        shown = "; ".join(unpooled[:MAX_UNPOOLED_NAMED]) + (
-            f"; and {len(unpooled) - MAX_UNPOOLED_NAMED} more" if len(unpooled) > MAX_UNPOOLED_NAMED else "")
-        limits[NO_POOL] = PoolLimit(None, None, f"the drain controller will not drain these nodes: {shown}")
+        limits[NO_POOL] = PoolLimit(
+            None, None, f"the drain controller will not drain these nodes: {name_list(unpooled, '; ')}")
     return ClusterStatus(namespace=namespace, nodes=nodes, pools=pool_progress(nodes, limits))
 
 
