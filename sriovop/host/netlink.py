@@ -1,6 +1,7 @@
 """Netlink access (pyroute2) in the network namespace the host layer works in.
 
-One RTNL socket per `Netlink`, opened lazily: discovery dumps every link once instead of asking per
+Two RTNL sockets per `Netlink`, each opened when first needed: pyroute2's synchronous one for the link
+dump of every pass, IPRoute for everything else. Discovery dumps every link once instead of asking per
 netdev, which keeps discovering hundreds of VFs cheap. The socket's link replies are cut down to the
 attributes read here before pyroute2 decodes them (`_LinkFacts`).
 """
@@ -14,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from pyroute2 import IPRoute
+from pyroute2 import IPRoute, IPRSocket
+from pyroute2.netlink import NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE
 from pyroute2.netlink.exceptions import NetlinkError
-from pyroute2.netlink.rtnl import RTM_NEWLINK
+from pyroute2.netlink.rtnl import RTM_GETLINK, RTM_NEWLINK
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
+from tenacity import Retrying, retry_if_result, stop_after_attempt
 
 log = structlog.get_logger("sriovop.host.netlink")
 
@@ -33,6 +36,11 @@ _READ_ATTRS = frozenset({1, 3, 4, 22, 52})
 _LINK_HEADER = 16 + 16
 #: NLA_F_NESTED | NLA_F_NET_BYTEORDER: flag bits of an attribute's type.
 _NLA_FLAGS = 0xC000
+#: Reads of a link dump the kernel marks interrupted before the last one is used as it is.
+DUMP_ATTEMPTS = 3
+#: Bytes asked of each recv: the kernel sizes a dump's batches to what the reader asks (up to 32 KiB),
+#: and a batch larger than the buffer would be cut.
+RECV_SIZE = 65536
 
 
 class _LinkFacts(ifinfmsg):
@@ -103,6 +111,8 @@ class Netlink:
     def __init__(self, netns: str | None = None) -> None:
         self.netns = netns
         self._ipr: IPRoute | None = None
+        self._raw: IPRSocket | None = None
+        self._seq = 0
         self._lock = threading.RLock()
 
     def _sock(self) -> IPRoute:
@@ -115,6 +125,9 @@ class Netlink:
             if self._ipr is not None:
                 self._ipr.close()
                 self._ipr = None
+            if self._raw is not None:
+                self._raw.close()
+                self._raw = None
 
     def __enter__(self) -> Netlink:
         return self
@@ -124,7 +137,47 @@ class Netlink:
 
     def links(self) -> dict[str, LinkInfo]:
         with self._lock:
-            return {info.name: info for info in map(link_info, self._sock().get_links())}
+            return {info.name: info for info in map(link_info, self._dump_links())}
+
+    def _dump_links(self) -> list[Any]:
+        """Every link of the namespace, read on the plain socket (`_links_socket`). A dump the kernel
+        marks interrupted (a link changed while it was read) is read again, DUMP_ATTEMPTS times in
+        all; the last is used as it is, as pyroute2 itself does: a link missing from it is read from
+        sysfs by discovery."""
+        retrying = Retrying(stop=stop_after_attempt(DUMP_ATTEMPTS), retry=retry_if_result(lambda d: d[1]),
+                            retry_error_callback=lambda state: state.outcome.result())  # type: ignore[union-attr]
+        links, _ = retrying(self._dump_links_once)
+        return links
+
+    def _dump_links_once(self) -> tuple[list[Any], bool]:
+        raw = self._links_socket()
+        self._seq += 1
+        seq = self._seq
+        raw.put(ifinfmsg(), msg_type=RTM_GETLINK, msg_flags=NLM_F_REQUEST | NLM_F_DUMP, msg_seq=seq)
+        links: list[Any] = []
+        interrupted = False
+        while True:
+            for msg in raw.marshal.parse(raw.socket.recv(RECV_SIZE)):
+                head = msg["header"]
+                if head["sequence_number"] != seq:
+                    continue  # what is left of a dump an error cut short
+                if head["error"] is not None:
+                    raise OSError(head["error"].code, f"netlink link dump: {head['error']}")
+                interrupted = interrupted or bool(head["flags"] & NLM_F_DUMP_INTR)
+                if head["type"] == NLMSG_DONE:
+                    return links, interrupted
+                links.append(msg)
+
+    def _links_socket(self) -> IPRSocket:
+        """pyroute2's synchronous RTNL socket for the link dump of every pass. IPRoute runs each
+        request through an asyncio event loop: a dump of eleven links (a hollow host's) took 0.90 ms of
+        CPU through it and 0.59 ms on this socket, where a whole pass at rest takes about 2.5 ms. It is
+        bound to no multicast group, so nothing but the replies to its own requests arrives on it."""
+        if self._raw is None:
+            raw = IPRSocket(netns=self.netns) if self.netns else IPRSocket()
+            raw.marshal.msg_map = {**raw.marshal.msg_map, RTM_NEWLINK: _LinkFacts}
+            self._raw = raw
+        return self._raw
 
     def link(self, name: str) -> LinkInfo | None:
         with self._lock:

@@ -82,3 +82,19 @@ def test_a_dump_reads_what_pyroute2_decodes_in_full(veth_ns: str) -> None:
         assert trimmed == full
         assert trimmed["tpf0"].alt_names == ("enp98s0f0np0",) and trimmed["tpf0"].mac == "02:11:22:33:44:66"
         assert nl.link("tpf0peer") == full["tpf0peer"]
+
+
+def test_a_dump_longer_than_one_read_is_read_whole(veth_ns: str) -> None:
+    """`links()` reads its dump off pyroute2's plain socket until the kernel's NLMSG_DONE: 303 links are
+    hundreds of KiB, many batches of one recv each, and every link must be there, equal to what
+    IPRoute's own dump decodes; a second dump on the same socket must not see the first's leftovers."""
+    with IPRoute(netns=veth_ns) as ipr:
+        for i in range(150):
+            ipr.link("add", ifname=f"many{i}", kind="veth", peer={"ifname": f"many{i}p"})
+        full = {info.name: info for info in map(link_info, ipr.get_links())}
+    assert len(full) == 303  # lo, tpf0, tpf0peer and 300 more
+    with Netlink(veth_ns) as nl:
+        assert nl.links() == full
+        nl.set_mtu("many149", 4000)
+        again = nl.links()
+    assert again["many149"].mtu == 4000 and len(again) == 303
