@@ -4,6 +4,10 @@ Two RTNL sockets per `Netlink`, each opened when first needed: pyroute2's synchr
 dump of every pass, IPRoute for everything else. Discovery dumps every link once instead of asking per
 netdev, which keeps discovering hundreds of VFs cheap. The socket's link replies are cut down to the
 attributes read here before pyroute2 decodes them (`_LinkFacts`).
+
+The CNI's `sriovop.cni.rtnl` also sends pyroute2's messages without IPRoute, on a plain socket it opens
+in a pod's namespace from the calling thread; it answers one request at a time and reads no dump. Here
+both sockets come from pyroute2 in a named namespace, as the rest of the host layer's do.
 """
 
 from __future__ import annotations
