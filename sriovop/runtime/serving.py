@@ -9,10 +9,11 @@ leave the other's unset. `host:0` picks a free port (see `.port`).
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import structlog
@@ -66,6 +67,23 @@ def _run_checks(checks: dict[str, Check], exclude: list[str]) -> tuple[bool, str
             lines.append(f"[-]{name} failed: {exc}")
     lines.append("healthz check passed" if ok else "healthz check failed")
     return ok, "\n".join(lines) + "\n"
+
+
+class LoggingHTTPServer(ThreadingHTTPServer):
+    """socketserver prints a traceback to stderr for any error a request raised, outside the process's
+    structured logs: a probe or a scraper that hangs up before its answer is written (BrokenPipeError)
+    printed one on a loaded machine. A connection the client broke (any OSError: a reset, a broken
+    pipe, a failed TLS handshake, a timeout) is the client's business and one debug line; anything else
+    escaped a handler and is ours: an error with its traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            log.debug("connection_closed", client=str(client_address[0]), error=str(exc))
+        else:
+            log.error("request_failed", client=str(client_address[0]), exc_info=True)
 
 
 class HttpServer:
@@ -125,8 +143,7 @@ class HttpServer:
                     self._send(404, b"not found\n")
 
         host, port = parse_bind_address(self.address)
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
+        self._server = LoggingHTTPServer((host, port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name=f"http-{self.name}", daemon=True)
         self._thread.start()

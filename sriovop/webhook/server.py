@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from sriovop.runtime.serving import LoggingHTTPServer
 from sriovop.webhook.handler import AdmissionHandler
 from sriovop.webhook.tls import server_ssl_context
 
@@ -110,8 +110,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, answer)
 
 
-class WebhookServer(ThreadingHTTPServer):
-    daemon_threads = True
+class WebhookServer(LoggingHTTPServer):
+    """Failed TLS handshakes (a client that hangs up mid-handshake, plain HTTP on the TLS port, a port
+    scan) reach `handle_error` as OSErrors: one debug line each, no traceback."""
+
     allow_reuse_address = True
     request_queue_size = 128
 
@@ -124,16 +126,6 @@ class WebhookServer(ThreadingHTTPServer):
         sock, addr = self.socket.accept()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Reached for failed TLS handshakes (a client that hangs up mid-handshake, plain HTTP on the TLS
-        port, a port scan): routine and the client's business, so one debug line without a traceback.
-        Anything else escaped the handler and is ours: an error with its traceback."""
-        exc = sys.exc_info()[1]
-        if isinstance(exc, OSError):  # ssl.SSLError, ConnectionError, TimeoutError
-            log.debug("connection_closed", client=str(client_address[0]), error=str(exc))
-        else:
-            log.error("request_failed", client=str(client_address[0]), exc_info=True)
 
     @property
     def port(self) -> int:

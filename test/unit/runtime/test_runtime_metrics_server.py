@@ -8,11 +8,13 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from prometheus_client import CollectorRegistry, Gauge
+from structlog.testing import capture_logs
 
-from sriovop.runtime.serving import HttpServer, metrics_server
+from sriovop.runtime.serving import HttpServer, LoggingHTTPServer, metrics_server
 
 
 class _Text:
@@ -60,3 +62,23 @@ def test_a_failing_scrape_answers_500_and_the_server_keeps_serving(served: tuple
     assert code == 500 and "sysfs went away" in body
     text.fail = False
     assert _get(server, "/metrics")[0] == 200
+
+
+def test_a_client_that_hangs_up_is_one_debug_line_and_a_bug_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """socketserver's own handle_error prints a traceback to stderr, outside the structured logs: a
+    probe that hung up before its answer was written printed one. A broken connection is one debug
+    line; anything else a handler let escape is an error with its traceback; nothing goes to stderr."""
+    server = LoggingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    try:
+        with capture_logs() as logs:
+            for exc in (BrokenPipeError(32, "Broken pipe"), ValueError("a handler's bug")):
+                try:
+                    raise exc
+                except Exception:
+                    server.handle_error(None, ("127.0.0.1", 40000))
+    finally:
+        server.server_close()
+    assert [(e["event"], e["log_level"], "exc_info" in e) for e in logs] == [
+        ("connection_closed", "debug", False), ("request_failed", "error", True)]
+    assert "Broken pipe" in logs[0]["error"] and logs[0]["client"] == "127.0.0.1"
+    assert capsys.readouterr().err == ""
