@@ -14,6 +14,7 @@ import pytest
 from kubernetes import client as k8s_client
 
 from sriovop.api.v1.kinds import SRIOV_NETWORK_NODE_STATE
+from sriovop.hollow import fanout
 from sriovop.hollow.fanout import HISTORY, FanoutClient, Hub, NameFilter, _one_equality
 from sriovop.runtime.cache.reflector import Reflector
 from sriovop.runtime.client import Client
@@ -101,8 +102,10 @@ def test_no_watch_while_the_hubs_own_watch_is_down() -> None:
 
 
 def test_a_stream_breaks_when_the_hubs_own_watch_stops_following(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A daemon's stream breaks (ConnectionFailed, as when the API server goes away) within a few
-    seconds of the hub's own watch no longer following the server, after the events it had."""
+    """A daemon's stream breaks (ConnectionFailed, as when the API server goes away) at the hub's next
+    check after its own watch stops following the server, after the events it had; the check runs on
+    the hub's own thread (`check_following`), the streams do not wake to look."""
+    monkeypatch.setattr(fanout, "BREAK_CHECK", 0.05)
     up = {"following": True}
     monkeypatch.setattr(Reflector, "following", property(lambda self: up["following"]))
     h = hub()
@@ -119,9 +122,13 @@ def test_a_stream_breaks_when_the_hubs_own_watch_stops_following(monkeypatch: py
 
     reader = threading.Thread(target=read)
     reader.start()
+    stop = threading.Event()
+    checker = threading.Thread(target=h.check_following, args=(stop,))
+    checker.start()
     try:
         h.update(state("a", 6, 2))
         wait_for(lambda: len(got) == 1, 30, "the event before the break")
+        assert h.break_streams_if_down() == 0 and reader.is_alive()  # following: nothing broken
         up["following"] = False
         reader.join(timeout=60)
         assert not reader.is_alive()
@@ -132,6 +139,8 @@ def test_a_stream_breaks_when_the_hubs_own_watch_stops_following(monkeypatch: py
         up["following"] = True
         h.watch(NAME, "a", "6", timeout_seconds=600).close()
     finally:
+        stop.set()
+        checker.join(timeout=30)
         h.stop()
 
 
