@@ -109,6 +109,13 @@ def link_info(msg: Any) -> LinkInfo:
     )
 
 
+def _dump_error(error: Exception) -> OSError:
+    """The kernel's refusal (NetlinkError, or pyroute2's OSError for ENOBUFS) or a reply pyroute2 could
+    not decode, as an OSError with the kernel's errno (EIO for a decoding error)."""
+    code = error.code if isinstance(error, NetlinkError) else getattr(error, "errno", None)
+    return OSError(code or errno_mod.EIO, f"netlink link dump: {error}")
+
+
 class Netlink:
     """RTNL operations in one namespace (`netns=None` means the current one)."""
 
@@ -166,7 +173,7 @@ class Netlink:
                 if head["sequence_number"] != seq:
                     continue  # what is left of a dump an error cut short
                 if head["error"] is not None:
-                    raise OSError(head["error"].code, f"netlink link dump: {head['error']}")
+                    raise _dump_error(head["error"])
                 interrupted = interrupted or bool(head["flags"] & NLM_F_DUMP_INTR)
                 if head["type"] == NLMSG_DONE:
                     return links, interrupted

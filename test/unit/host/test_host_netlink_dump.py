@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from pyroute2.netlink import NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_MULTI, NLMSG_DONE, NLMSG_ERROR
-from pyroute2.netlink.exceptions import NetlinkError
+from pyroute2.netlink.exceptions import NetlinkDecodeError, NetlinkError
 from pyroute2.netlink.rtnl import RTM_GETLINK, RTM_NEWLINK
 
 from sriovop.host.netlink import DUMP_ATTEMPTS, Netlink
@@ -48,7 +48,7 @@ class _FakeRaw:
 
 def _netlink(raw: _FakeRaw) -> Netlink:
     nl = Netlink(None)
-    nl._raw = raw  # type: ignore[assignment]
+    nl._raw = raw
     return nl
 
 
@@ -92,3 +92,14 @@ def test_an_error_reply_is_an_oserror_with_the_kernels_errno() -> None:
     with pytest.raises(OSError) as e:
         _netlink(raw)._dump_links()
     assert e.value.errno == errno.EPERM and "link dump" in str(e.value)
+
+
+@pytest.mark.parametrize(("error", "code"), [
+    (OSError(errno.ENOBUFS, "No buffer space available"), errno.ENOBUFS),  # how pyroute2 reports ENOBUFS
+    (NetlinkDecodeError(ValueError("short attribute")), errno.EIO),
+])
+def test_every_kind_of_error_reply_is_an_oserror(error: Exception, code: int) -> None:
+    raw = _FakeRaw([[[(0, NLMSG_ERROR, 0, "", error)]]])
+    with pytest.raises(OSError) as e:
+        _netlink(raw)._dump_links()
+    assert e.value.errno == code and "link dump" in str(e.value)
