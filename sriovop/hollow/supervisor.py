@@ -45,9 +45,10 @@ WRITERS = 16
 #: Host processes built at once, and daemons processes started at once: building a host is mostly
 #: kernel work (netns, veths) and file writes; starting a daemon is TLS, lists and its first pass. The
 #: daemons of a batch start only once the previous batch's have synced, so batches of starting daemons
-#: never pile up (they had kept a 5,000-node start in the kernel). Pacing alone does not bring 5,000
-#: nodes up on 2 cores with the daemons' drift check at its shipped 30 s: docs/rollout.md, "Where a
-#: daemon's CPU goes at rest", items 3-6, has each attempt's figures.
+#: never pile up (they had kept a 5,000-node start in the kernel). Pacing alone did not bring 5,000
+#: nodes up on 2 cores with the daemons' drift check at its shipped 30 s; with the hubs' streams no
+#: longer waking to look at their hub (fanout.BREAK_CHECK) it did: docs/rollout.md, "Where a daemon's
+#: CPU goes at rest", items 3-7, has each attempt's figures.
 PARALLEL_BUILDS = 4
 
 
