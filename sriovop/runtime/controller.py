@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -138,16 +139,19 @@ class _Metrics:
                             registry=registry)
 
 
-_metrics_by_registry: dict[int, _Metrics] = {}
+#: One set of metrics per registry, held only as long as the registry lives. Keyed by the registry
+#: itself, not its id(): a registry freed and a new one allocated at the same address (tests create
+#: one per daemon) would otherwise get the dead registry's metrics, and its counters would stay at 0.
+_metrics_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, _Metrics] = weakref.WeakKeyDictionary()
 _metrics_lock = threading.Lock()
 
 
 def _metrics_for(registry: CollectorRegistry) -> _Metrics:
     with _metrics_lock:
-        m = _metrics_by_registry.get(id(registry))
+        m = _metrics_by_registry.get(registry)
         if m is None:
             m = _Metrics(registry)
-            _metrics_by_registry[id(registry)] = m
+            _metrics_by_registry[registry] = m
         return m
 
 
