@@ -87,12 +87,13 @@ def main() -> None:
         }, rounds)
     stats = {side: Stat.of(values) for side, values in samples.items()}
     floor = round(stats["floor"].median, 3)
+    floor_what = "the same GET and three LISTs, decoded, in a fresh process (the floor)"
     figures = [
         Figure(f"status_cli_seconds_{n}_nodes", round(stats["status"].median, 3), "s", baseline=floor,
-               baseline_what="the same GET and three LISTs, decoded, in a fresh process (the floor)",
+               baseline_what=floor_what,
                note=f"sriovop status -o json, median of {rounds}: {stats['status'].scaled(1)}"),
         Figure(f"status_summary_cli_seconds_{n}_nodes", round(stats["summary"].median, 3), "s", baseline=floor,
-               baseline_what="the same GET and three LISTs, decoded, in a fresh process (the floor)",
+               baseline_what=floor_what,
                note=f"sriovop status --summary -o json, median of {rounds}: {stats['summary'].scaled(1)}"),
     ]
     benchlib.emit("status_cli", figures, {"nodes": n, "rounds": rounds, "samples": samples,
