@@ -14,10 +14,16 @@ AUDIT_LOG = "audit.log"
 AUDIT_POLICY = "audit-policy.yaml"
 
 
+#: --audit-log-maxsize in MB. 0 does not turn rotation off: kube-apiserver's log writer then rotates at
+#: 100 MB, which a 1,000-node rollout passes, and a reader holding byte offsets loses what came before.
+NO_ROTATION_MB = 1 << 20
+
+
 def audit_args(directory: Path, policy: Path) -> list[str]:
     """kube-apiserver flags writing DIR/audit.log (JSON lines, no rotation) with a copy of `policy`."""
     copy = directory / AUDIT_POLICY
     if policy.resolve() != copy.resolve():
         shutil.copyfile(policy, copy)
     return [f"--audit-policy-file={copy}", f"--audit-log-path={directory / AUDIT_LOG}",
-            "--audit-log-format=json", "--audit-log-maxbackup=0", "--audit-log-mode=blocking"]
+            "--audit-log-format=json", "--audit-log-maxbackup=0", f"--audit-log-maxsize={NO_ROTATION_MB}",
+            "--audit-log-mode=blocking"]

@@ -38,6 +38,9 @@ class AuditLog:
 
     def count(self, start: int, end: int) -> Counter[tuple[str, str, str]]:
         """(client, verb, resource[/subresource]) -> requests, for the log lines in [start, end)."""
+        if end < start:
+            raise RuntimeError(f"{self.path} shrank from {start} to {end} bytes inside a window: the log was "
+                               "rotated, and the window's requests cannot be counted")
         counts: Counter[tuple[str, str, str]] = Counter()
         with open(self.path, "rb") as f:
             f.seek(start)
