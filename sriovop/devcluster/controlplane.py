@@ -31,6 +31,8 @@ from sriovop.devcluster.deadlines import scaled
 log = structlog.get_logger("devcluster")
 
 READY_TIMEOUT_S = 60.0
+#: The user of the admin kubeconfig (group system:masters).
+ADMIN_USER = "sriovop-admin"
 
 
 class ControlPlaneError(RuntimeError):
@@ -111,7 +113,7 @@ class ControlPlane:
         self._start_etcd(binaries)
         self.apiserver_port = process.free_port()
         self._start_apiserver(binaries)
-        self.write_kubeconfig(self.kubeconfig, self._ca.issue_client("sriovop-admin", ["system:masters"]))
+        self.write_kubeconfig(self.kubeconfig, self._ca.issue_client(ADMIN_USER, ["system:masters"]))
         self._write_state()
         log.info("control plane ready", url=self.url, seconds=round(time.monotonic() - started, 2))
         return self

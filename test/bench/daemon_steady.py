@@ -71,6 +71,7 @@ def main() -> None:
     started_machine = benchlib.machine()
     from sriovop.api.v1 import consts
     from sriovop.devcluster import ControlPlane
+    from sriovop.devcluster.audit import AUDIT_LOG, audit_args
     from sriovop.sim.host import SimHost
     from test.support.daemon_harness import client_for, prepare_cluster, wait_sync
     from test.support.kube import apply_crds, create_namespace
@@ -78,10 +79,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         (tmp / "audit-policy.yaml").write_text(AUDIT_POLICY)
-        audit = tmp / "audit.log"
-        cp = ControlPlane(extra_apiserver_args=[f"--audit-policy-file={tmp / 'audit-policy.yaml'}",
-                                                f"--audit-log-path={audit}", "--audit-log-format=json",
-                                                "--audit-log-mode=blocking"])
+        audit = tmp / AUDIT_LOG
+        cp = ControlPlane(extra_apiserver_args=audit_args(tmp, tmp / "audit-policy.yaml"))
         with cp, SimHost(tmp / "host", ["xxv710:2"]) as sim:
             apply_crds(cp.kubeconfig, sorted((benchlib.REPO / "manifests" / "crds").glob("*.yaml")))
             create_namespace(cp.kubeconfig, NS)

@@ -105,12 +105,12 @@ def rounds(sc: RolloutScenario, plan: RolloutPlan, n_rounds: int, audit: AuditLo
         num_vfs = ROUND_VFS[r % len(ROUND_VFS)]
         sc.watcher.reset_max()
         pid = _operator_pid(sc)
-        cpu0, dcpu0, off0 = benchlib.cpu_seconds(pid), _daemon_cpu(sc), audit.offset()
+        cpu0, dcpu0, off0 = benchlib.cpu_seconds(pid), _daemon_cpu(sc), audit.mark()
         ccpu0, hcpu0 = _control_plane_cpu(sc), _hosts_cpu(sc)
         t0 = sc.change(num_vfs)
         t1 = sc.watcher.wait_configured(num_vfs, timeout=max(900.0, 6 * plan.ideal_seconds()), expect=plan.nodes)
         time.sleep(2.0)  # the last requests reach the audit log
-        counts = audit.count(off0, audit.offset())
+        counts = audit.count(off0, audit.mark())
         sample = {"seconds": round(t1 - t0, 2), "max_in_flight": dict(sc.watcher.max_in_flight),
                   "operator_cpu_seconds": round(benchlib.cpu_seconds(pid) - cpu0, 2),
                   "daemons_cpu_seconds": round(_daemon_cpu(sc) - dcpu0, 2),
@@ -128,9 +128,9 @@ def rounds(sc: RolloutScenario, plan: RolloutPlan, n_rounds: int, audit: AuditLo
 
 def at_rest(sc: RolloutScenario, audit: AuditLog, seconds: float) -> dict[str, Any]:
     time.sleep(10.0)  # the last rollout's stragglers (status refreshes) settle
-    off0, dcpu0 = audit.offset(), _daemon_cpu(sc)
+    off0, dcpu0 = audit.mark(), _daemon_cpu(sc)
     time.sleep(seconds)
-    counts = audit.count(off0, audit.offset())
+    counts = audit.count(off0, audit.mark())
     daemons = Counter({f"{v} {r}": n for (w, v, r), n in counts.items() if w == "daemons"})
     beyond_watches = sum(n for k, n in daemons.items() if not k.startswith("watch "))
     return {"seconds": seconds, "daemon_requests": dict(daemons),

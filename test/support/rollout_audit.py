@@ -1,15 +1,18 @@
 """Requests by client, verb and resource, from the API server's audit log (JSON lines).
 
 The scenario runs kube-apiserver with a Metadata-level policy that records each request once, at
-ResponseComplete. A window is the byte range of the log written between two `offset()` calls, so
-counting a window costs only its own lines. Clients are told apart by User-Agent: the hollow daemons',
-the benchmark's own, and the rest (the operator uses sriovop's default).
+ResponseComplete. A window is the byte range of the log written between two `mark()` calls, so
+counting a window costs only its own lines; a mark also holds the file's inode, so a log rotated inside
+a window (a new file, whatever its size) is an error rather than a window of the wrong lines. Clients
+are told apart by User-Agent: the hollow daemons', the benchmark's own, and the rest (the operator
+uses sriovop's default).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from sriovop.hollow.worker import DAEMON_USER_AGENT
@@ -25,26 +28,37 @@ def who(user_agent: str, bench_agent: str) -> str:
     return "other"
 
 
+@dataclass(frozen=True)
+class Mark:
+    """Where the log was at one moment: which file (its inode; 0 before it exists) and its size."""
+
+    inode: int
+    size: int
+
+
 class AuditLog:
     def __init__(self, path: Path, bench_agent: str) -> None:
         self.path = path
         self.bench_agent = bench_agent
 
-    def offset(self) -> int:
+    def mark(self) -> Mark:
         try:
-            return self.path.stat().st_size
+            st = self.path.stat()
         except FileNotFoundError:
-            return 0
+            return Mark(0, 0)
+        return Mark(st.st_ino, st.st_size)
 
-    def count(self, start: int, end: int) -> Counter[tuple[str, str, str]]:
-        """(client, verb, resource[/subresource]) -> requests, for the log lines in [start, end)."""
-        if end < start:
-            raise RuntimeError(f"{self.path} shrank from {start} to {end} bytes inside a window: the log was "
-                               "rotated, and the window's requests cannot be counted")
+    def count(self, start: Mark, end: Mark) -> Counter[tuple[str, str, str]]:
+        """(client, verb, resource[/subresource]) -> requests, for the log lines between two marks of
+        the same file."""
+        if start.inode not in (0, end.inode) or end.size < start.size:
+            raise RuntimeError(f"{self.path} was replaced inside a window (inode {start.inode}, {start.size} bytes "
+                               f"-> inode {end.inode}, {end.size} bytes): the log was rotated, and the window's "
+                               "requests cannot be counted")
         counts: Counter[tuple[str, str, str]] = Counter()
         with open(self.path, "rb") as f:
-            f.seek(start)
-            data = f.read(max(0, end - start))
+            f.seek(start.size)
+            data = f.read(end.size - start.size)
         for line in data.splitlines():
             try:
                 event = json.loads(line)

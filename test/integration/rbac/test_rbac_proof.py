@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,11 +38,13 @@ from sriovop.demo.identities import (
 )
 from sriovop.demo.runner import NS, Demo, manifests_dir
 from sriovop.devcluster import ControlPlane
+from sriovop.devcluster.audit import audit_args
+from sriovop.devcluster.controlplane import ADMIN_USER
 from sriovop.render.workloads import DEVICE_PLUGIN_SERVICE_ACCOUNT
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
-from sriovop.runtime.errors import Forbidden
-from sriovop.runtime.kinds import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, CONFIG_MAP, ROLE, ROLE_BINDING
+from sriovop.runtime.errors import Forbidden, NotFound
+from sriovop.runtime.kinds import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, CONFIG_MAP, NAMESPACE, ROLE, ROLE_BINDING
 from test.support import rbac_flow
 from test.support.poll import wait_for
 from test.support.rbac_audit import (
@@ -77,15 +80,26 @@ def _user(component: Component) -> str:
     return service_account_user(NS, component.service_account)
 
 
+def _wait_audit_caught_up(admin: Client, audit: Path) -> None:
+    """Wait until the log holds a request made after every component stopped: the requests they made
+    before are then written (the log backend writes each event in its request's handler)."""
+    marker = f"audit-caught-up-{uuid.uuid4().hex[:8]}"
+    try:
+        admin.get(NAMESPACE, marker)
+    except NotFound:
+        pass
+    wait_for(lambda: marker in audit.read_text(), timeout=60, what=f"the request for namespace {marker} in {audit}")
+
+
 @pytest.fixture(scope="module")
 def proof(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proof]:
     base = tmp_path_factory.mktemp("rbac-proof")
     policy, audit = base / "audit-policy.yaml", base / "audit.log"
-    policy.write_text(yaml.safe_dump(audit_policy([_user(c) for c in PROVEN])))
+    # The admin's requests are recorded too (and not read): its last one marks the log as caught up.
+    policy.write_text(yaml.safe_dump(audit_policy([_user(c) for c in PROVEN] + [ADMIN_USER])))
     timeline = rbac_flow.Timeline()
     demo = Demo(base / "demo", timeline.say, least_privilege=True, timeout=150.0,
-                apiserver_args=[f"--audit-policy-file={policy}", f"--audit-log-path={audit}",
-                                "--audit-log-maxsize=0",
+                apiserver_args=[*audit_args(base, policy),
                                 "--enable-admission-plugins=OwnerReferencesPermissionEnforcement"],
                 operator_env={"STALE_NODE_STATE_CLEANUP_DELAY_MINUTES": "0"})
     try:
@@ -106,7 +120,7 @@ def proof(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proof]:
         timeline.mark("stop every component (the leading operator's shutdown cleanup)")
         demo.procs.check_alive()
         demo.procs.stop_all()
-        time.sleep(1.0)  # the audit backend writes asynchronously
+        _wait_audit_caught_up(admin, audit)
         yield Proof(AuditLog.read(audit, [_user(c) for c in PROVEN]), timeline,
                     load_rbac(RBAC_FILES), admin, result.converged, demo.cp)
     finally:
