@@ -111,22 +111,23 @@ class DrainAnnotator:
         self.namespace = namespace
         self.name = node_name
 
-    def node_state_value(self) -> str | None:
-        node = self.client.get(NODE, self.name)
-        value = annotations_of(node).get(consts.NODE_DRAIN_ANNOTATION)
-        return str(value) if value is not None else None
+    def set_desired(self, value: str, node_state: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Node first, then NodeState (upstream's order): the controller acts on the node annotation.
 
-    def set_desired(self, value: str, node_state: Mapping[str, Any]) -> None:
-        """Node first, then NodeState (upstream's order): the controller acts on the node annotation."""
+        The Node is merge-patched without reading it first (upstream reads it to skip an equal value):
+        a patch that changes nothing is a no-op on the server, so the read only ever added a request,
+        two per node and rollout. Returns the NodeState as the patch wrote it (a fresh read for the
+        pass's next write), or None when its annotation already had the value."""
         if value not in consts.DESIRED_DRAIN_STATES:
             raise ValueError(f"desired drain state {value!r} is not one of {consts.DESIRED_DRAIN_STATES}")
-        if self.node_state_value() != value:
-            self.client.patch(NODE, self.name, {"metadata": {"annotations": {consts.NODE_DRAIN_ANNOTATION: value}}})
+        self.client.patch(NODE, self.name, {"metadata": {"annotations": {consts.NODE_DRAIN_ANNOTATION: value}}})
+        written: dict[str, Any] | None = None
         if annotations_of(node_state).get(consts.NODE_STATE_DRAIN_ANNOTATION) != value:
-            self.client.patch(SRIOV_NETWORK_NODE_STATE, self.name,
-                              {"metadata": {"annotations": {consts.NODE_STATE_DRAIN_ANNOTATION: value}}},
-                              namespace=self.namespace)
+            written = self.client.patch(SRIOV_NETWORK_NODE_STATE, self.name,
+                                        {"metadata": {"annotations": {consts.NODE_STATE_DRAIN_ANNOTATION: value}}},
+                                        namespace=self.namespace)
         log.info("drain annotation written", value=value)
+        return written
 
     def set_host_facts(self, value: str, node_state: Mapping[str, Any]) -> None:
         """Publish the host facts the drain/reboot decision uses (see host.decision), so `sriovop plan`

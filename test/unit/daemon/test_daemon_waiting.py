@@ -21,7 +21,7 @@ def node_state(uid: str = "u1", generation: int = 3, rv: str = "41") -> Any:
 
 
 def waiting(live: LiveConfig) -> Waiting:
-    return Waiting.after({"metadata": {"uid": "u1", "generation": 3, "resourceVersion": "41"}}, live, 100.0)
+    return Waiting.after(live, 100.0, {"metadata": {"uid": "u1", "generation": 3, "resourceVersion": "41"}})
 
 
 def test_nothing_changed_and_no_refresh_due_holds() -> None:
@@ -51,3 +51,22 @@ def test_disable_drain_or_a_feature_gate_changed_ends_the_wait() -> None:
 def test_the_refresh_ends_the_wait_when_due() -> None:
     live = LiveConfig()
     assert not waiting(live).holds(node_state(), live, 100.0 + REFRESH, REFRESH)
+
+
+def test_each_node_state_the_waiting_pass_wrote_holds_and_a_later_one_does_not() -> None:
+    """A pass that asks for its drain writes its status (rv 41) and then its annotation (rv 42): the
+    cache showing either is that pass's own doing; the drain controller's answer (rv 43) is news."""
+    live = LiveConfig()
+    w = Waiting.after(live, 100.0, node_state(rv="41"), node_state(rv="42"))
+    assert w.holds(node_state(rv="41"), live, 101.0, REFRESH)
+    assert w.holds(node_state(rv="42"), live, 101.0, REFRESH)
+    assert not w.holds(node_state(rv="43"), live, 101.0, REFRESH)
+
+
+def test_a_write_that_came_back_with_another_spec_is_not_the_waiting_pass_s_own() -> None:
+    """The operator changed the spec between the pass's read and its write: the pass decided from the
+    old spec, so the NodeState its write returned must start a full pass."""
+    live = LiveConfig()
+    w = Waiting.after(live, 100.0, node_state(rv="41"), node_state(generation=4, rv="43"))
+    assert not w.holds(node_state(generation=4, rv="43"), live, 101.0, REFRESH)
+    assert w.holds(node_state(rv="41"), live, 101.0, REFRESH)
