@@ -122,6 +122,12 @@ def settings(namespace: str, node: str, root: Path, **overrides: Any) -> DaemonS
     return DaemonSettings(**values)
 
 
+def waits_skipped(daemon: Daemon) -> int:
+    """Passes the daemon ended at once because what its waiting pass decided from had not changed."""
+    assert daemon.reconciler is not None
+    return daemon.reconciler.waits_skipped
+
+
 @contextmanager
 def running_daemon(kubeconfig: Path, namespace: str, node: str, root: Path, *, client: Client | None = None,
                    **overrides: Any) -> Iterator[Daemon]:

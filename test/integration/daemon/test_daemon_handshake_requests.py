@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from sriovop.api.v1 import consts
-from sriovop.daemon.app import Daemon
 from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
     CountingClient,
@@ -31,16 +30,12 @@ from test.support.daemon_harness import (
     set_current,
     set_spec,
     wait_sync,
+    waits_skipped,
 )
 from test.support.poll import wait_for
 
 #: Longer than the test: no pass comes from the requeue timer.
 REQUEUE = 600.0
-
-
-def skipped(daemon: Daemon) -> int:
-    assert daemon.reconciler is not None
-    return daemon.reconciler.waits_skipped
 
 
 def test_a_drained_apply_reads_the_node_state_only_to_decide(kubeconfig: Path, namespace: str, node_name: str,
@@ -61,11 +56,11 @@ def test_a_drained_apply_reads_the_node_state_only_to_decide(kubeconfig: Path, n
     with running_daemon(kubeconfig, namespace, node_name, sim.root, client=counting,
                         requeue_after=REQUEUE) as daemon:
         wait_sync(client, namespace, node_name, consts.SYNC_STATUS_SUCCEEDED)
-        start, skips = len(counting.snapshot()), skipped(daemon)
+        start, skips = len(counting.snapshot()), waits_skipped(daemon)
         gen = set_spec(client, namespace, node_name, [pf_spec(xxv, 2)])["metadata"]["generation"]
         wait_for(lambda: annotation(get_state(client, namespace, node_name),
                                     consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_REQUIRED, 60, "Drain_Required")
-        wait_for(lambda: skipped(daemon) > skips, 60, "a pass enqueued by the request's own writes, ended at once")
+        wait_for(lambda: waits_skipped(daemon) > skips, 60, "a pass enqueued by the request's writes, ended at once")
         asked = requests_since(start)
         assert [r for r in asked if r == ("GET", "state")] == [("GET", "state")], asked
         assert ("PATCH", "node") in asked and ("PATCH", "state") in asked, asked

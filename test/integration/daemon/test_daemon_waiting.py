@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 from sriovop.api.v1 import consts
-from sriovop.daemon.app import Daemon
 from sriovop.daemon.waiting import REFRESH_REQUEUES
 from sriovop.sim.host import SimHost
 from test.support.daemon_harness import (
@@ -26,16 +25,12 @@ from test.support.daemon_harness import (
     set_current,
     set_spec,
     wait_sync,
+    waits_skipped,
 )
 from test.support.poll import wait_for
 
 REQUEUE = 0.3
 WINDOW_SKIPS = 12
-
-
-def skipped(daemon: Daemon) -> int:
-    assert daemon.reconciler is not None
-    return daemon.reconciler.waits_skipped
 
 
 def test_a_waiting_daemon_sends_nothing_until_answered(kubeconfig: Path, namespace: str, node_name: str,
@@ -55,10 +50,10 @@ def test_a_waiting_daemon_sends_nothing_until_answered(kubeconfig: Path, namespa
         gen = set_spec(client, namespace, node_name, [pf_spec(xxv, 2)])["metadata"]["generation"]
         wait_for(lambda: annotation(get_state(client, namespace, node_name),
                                     consts.NODE_STATE_DRAIN_ANNOTATION) == consts.DRAIN_REQUIRED, 60, "Drain_Required")
-        wait_for(lambda: skipped(daemon) >= 1, 60, "a requeued pass of the waiting daemon ended at once")
+        wait_for(lambda: waits_skipped(daemon) >= 1, 60, "a requeued pass of the waiting daemon ended at once")
 
-        t0, s0, sent0 = time.monotonic(), skipped(daemon), counting.snapshot()
-        wait_for(lambda: skipped(daemon) >= s0 + WINDOW_SKIPS, 120, f"{WINDOW_SKIPS} passes ended at once")
+        t0, s0, sent0 = time.monotonic(), waits_skipped(daemon), counting.snapshot()
+        wait_for(lambda: waits_skipped(daemon) >= s0 + WINDOW_SKIPS, 120, f"{WINDOW_SKIPS} passes ended at once")
         elapsed, window = time.monotonic() - t0, counting.snapshot()[len(sent0):]
         # Only the full pass due every REFRESH_REQUEUES intervals may read: one GET of the NodeState each.
         full_passes = elapsed / (REFRESH_REQUEUES * REQUEUE) + 1
