@@ -45,8 +45,10 @@ def test_reboot_needed_is_reported_not_done_on_a_simulated_host(kubeconfig: Path
             assert "intel_iommu=on iommu=pt" in status["lastSyncError"]
             assert "the host is simulated" in status["lastSyncError"]
             assert sim.kernel.pfs[xxv["pciAddress"]].numvfs == 0, "nothing applied before the reboot"
-            events = [e for e in client.list(EVENT, namespace) if e["reason"] == "RebootRequired"]
-            assert events and events[0]["type"] == "Warning"
+            # The recorder writes Events from its own thread: the status above does not wait for it.
+            events = wait_for(lambda: [e for e in client.list(EVENT, namespace) if e["reason"] == "RebootRequired"],
+                              30, "the RebootRequired Event")
+            assert events[0]["type"] == "Warning"
 
             # The administrator (here: the simulator) reboots with the arguments; the daemon finishes.
             sim.reboot(add_kernel_args=["intel_iommu=on", "iommu=pt"])
