@@ -29,7 +29,7 @@ import structlog
 from sriovop.api.v1 import consts
 from sriovop.daemon.deviceplugin import DevicePluginPods
 from sriovop.daemon.generation import AppliedGeneration
-from sriovop.daemon.handshake import DrainStep, decide_drain
+from sriovop.daemon.handshake import DrainAction, DrainStep, decide_drain
 from sriovop.daemon.hostref import HostRef
 from sriovop.daemon.nodelabel import FG_LABEL_SRIOV_CAPABLE_NODES, NodeLabeler
 from sriovop.daemon.reboot import Rebooter
@@ -272,8 +272,7 @@ class NodeStateReconciler:
         desired, current = drain
         if not decision.drain and current == consts.DRAIN_IDLE:
             return None
-        action = decide_drain(desired, current, need_drain=decision.drain,
-                              need_reboot=decision.reboot, disable_drain=self.live.disable_drain)
+        action = self._drain_action(drain, decision)
         self._log.info("drain handshake", desired=desired, current=current, drain=decision.drain,
                        reboot=decision.reboot, step=action.step.value, reason=action.reason)
         if action.step is DrainStep.WAIT:
@@ -289,16 +288,19 @@ class NodeStateReconciler:
             return Result(requeue_after=self.settings.requeue_after)
         return None
 
+    def _drain_action(self, drain: tuple[str, str], decision: Decision) -> DrainAction:
+        desired, current = drain
+        return decide_drain(desired, current, need_drain=decision.drain, need_reboot=decision.reboot,
+                            disable_drain=self.live.disable_drain)
+
     def _wait_after_request(self, state: dict[str, Any], written: dict[str, Any] | None, decision: Decision) -> None:
         """A pass that asked for a drain waits like one that found it asked for: the pass its own writes
         enqueue would read the NodeState live, discover the host and decide to wait, in every node at
         once as a rollout begins. It waits only when the NodeState as written says so."""
-        drain = _drain_annotations(written) if written is not None else None
-        if written is None or drain is None:
+        if written is None:
             return
-        again = decide_drain(*drain, need_drain=decision.drain, need_reboot=decision.reboot,
-                             disable_drain=self.live.disable_drain)
-        if again.step is DrainStep.WAIT:
+        drain = _drain_annotations(written)
+        if drain is not None and self._drain_action(drain, decision).step is DrainStep.WAIT:
             self._waiting = Waiting.after(self.live, time.monotonic(), state, written)
 
     def _apply(self, state: dict[str, Any], seen: _Observed, decision: Decision, reasons: list[str]) -> Result | None:
@@ -330,7 +332,7 @@ class NodeStateReconciler:
         # The NodeState as the Idle annotation's patch wrote it is as fresh as a read; a GET only when
         # no patch was needed (no drain was asked for). The status write below still reads first: the
         # drain controller answers the Idle at once (uncordon, current-state Idle), and a write based
-        # on this copy lost that race to a 409 for 58% of the nodes of a 1,000-node rollout.
+        # on this copy lost that race to a 409 for more than half of the nodes of a 1,000-node rollout.
         fresh = self.drain.set_desired(consts.DRAIN_IDLE, state) or self.status.get()
         interfaces = self._discover(host, state)
         facts = self._publish_facts(host, fresh, {"spec": seen.view["spec"], "status": {"interfaces": interfaces}},
