@@ -15,8 +15,9 @@ policy applied everywhere. Then, per round, the policy's numVfs changes (a drain
 - operator CPU seconds per rollout and RSS after it; the daemons' requests at rest (target 0/min
   beyond their watches), measured over --rest-seconds after the last round.
 - faults (--faults, at the smallest size unless --fault-nodes): each its own rollout with the same
-  watcher - the leader operator SIGKILLed, kube-apiserver restarted, 5% of the daemons SIGKILLed and
-  restarted, a draining node deleted, the policy changed again halfway. Each prints a JSON line with
+  watcher, landing once 30% of the fleet is configured (FAULT_AT) - the leader operator SIGKILLed,
+  kube-apiserver restarted, 5% of the daemons SIGKILLed and restarted, a draining node deleted, the
+  policy changed again. Each prints a JSON line with
   its recovery time (the fault until the next drain slot is granted - for the API server restart, the
   next one granted once it serves again; for the daemons, until every restarted daemon has synced;
   for the deletion, until the deleted node's NodeState is Idle) and must end configured, uncordoned,
@@ -59,6 +60,8 @@ NODE_MIB = 4
 NODES_PER_CORE = 500
 #: The node deletion goes last: it shrinks the fleet the later runs would wait for.
 FAULTS = ("leader_killed", "apiserver_restarted", "daemons_killed", "policy_changed_again", "node_deleted")
+#: The share of the fleet configured with the change when a fault lands.
+FAULT_AT = 0.3
 
 
 def _operator_pid(sc: RolloutScenario) -> int:
@@ -145,7 +148,7 @@ def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) 
         num_vfs = 3 + (num_vfs - 2) % 3  # 3 -> 4 -> 5 -> 3, within every hollow NIC's VFs
     sc.watcher.reset_max()
     t0 = sc.change(num_vfs)
-    sc.wait_progress(num_vfs, 0.3, timeout)
+    sc.wait_progress(num_vfs, FAULT_AT, timeout)
     final, detail, recovered = num_vfs, "", 0.0
     tf = time.perf_counter()
     if fault == "leader_killed":
@@ -163,7 +166,7 @@ def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) 
     elif fault == "policy_changed_again":
         final = num_vfs + 1
         sc.change(final)
-        detail = f"numVfs {num_vfs} -> {final} with the first change half done"
+        detail = f"numVfs {num_vfs} -> {final} with {FAULT_AT:.0%} of the nodes configured for the first change"
     if fault == "node_deleted":
         gone = sc.delete_draining_node(timeout)
         tf = time.perf_counter()

@@ -6,7 +6,7 @@ and an independent watcher never sees a pool over its maxUnavailable.
 Host: simulated (one sriovop.sim host per hollow node; each apply takes about 1 s of VF creation);
 a private kube-apiserver; two real operator processes with leader election; no kubelet.
 The tests share one fleet and run in file order; the node deletion goes last (it shrinks the fleet).
-The other faults (kube-apiserver restarted, daemons killed, the policy changed again halfway) run in
+The other faults (kube-apiserver restarted, daemons killed, the policy changed again mid-rollout) run in
 test/bench/rollout.py --faults.
 """
 
