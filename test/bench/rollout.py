@@ -17,8 +17,8 @@ policy applied everywhere. Then, per round, the policy's numVfs changes (a drain
 - faults (--faults, at the smallest size unless --fault-nodes): each its own rollout with the same
   watcher, landing once 30% of the fleet is configured (FAULT_AT) - the leader operator SIGKILLed,
   kube-apiserver restarted, 5% of the daemons SIGKILLed and restarted, a draining node deleted, the
-  policy changed again. Each prints a JSON line with
-  its recovery time (the fault until the next drain slot is granted - for the API server restart, the
+  policy changed again. Each prints a JSON line with its recovery time (the fault until the next
+  drain slot is granted, to any node and for either value - for the API server restart, the
   next one granted once it serves again; for the daemons, until every restarted daemon has synced;
   for the deletion, until the deleted node's NodeState is Idle) and must end configured, uncordoned,
   never over maxUnavailable.
