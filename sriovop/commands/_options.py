@@ -20,6 +20,11 @@ kubeconfig_option = click.option(
     help="Kubeconfig; else $KUBECONFIG, else the in-cluster service account.",
 )
 
+freeze_gc_option = click.option(
+    "--freeze-gc/--no-freeze-gc", default=True, show_default=True,
+    help="Once the caches have synced, keep them out of Python's full garbage collections "
+         "(gc.freeze; docs/scale.md): full collections then pause for the newer objects only.")
+
 
 def log_options(live: bool = False) -> Callable[[F], F]:
     """--log-level and --log-format; `live` says that SriovOperatorConfig spec.logLevel overrides the level."""

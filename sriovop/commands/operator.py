@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.commands._options import freeze_gc_option, kubeconfig_option, log_options
 from sriovop.lazylog import lazy_logger
 
 log = lazy_logger(__name__)
@@ -72,12 +72,13 @@ def _address(value: str) -> str | None:
                    "of it, or earlier to leave the delivery margin.")
 @click.option("--graceful-shutdown-timeout", type=Duration(), default="30s", show_default=True,
               help="How long controllers get to finish their work on shutdown.")
+@freeze_gc_option
 def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfig: str | None,
             namespace: str | None, log_level: str, log_format: str, leader_elect: bool, leader_election_id: str,
             leader_election_namespace: str | None, leader_election_identity: str | None,
             leader_election_lease_duration: float, leader_election_renew_deadline: float,
             leader_election_retry_period: float, webhook_ca_lifetime: str | None, webhook_cert_lifetime: str | None,
-            graceful_shutdown_timeout: float) -> None:
+            graceful_shutdown_timeout: float, freeze_gc: bool) -> None:
     """Run the operator: networks → NADs, policies → NodeStates and device-plugin config, operator
     config → DaemonSets and webhooks, pool configs, and node drains.
 
@@ -137,7 +138,8 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
         raise click.ClickException(str(exc)) from None
     options = OperatorOptions(metrics_bind_address=_address(metrics_bind_address),
                               health_probe_bind_address=_address(health_probe_bind_address),
-                              graceful_shutdown_timeout=graceful_shutdown_timeout, election=election)
+                              graceful_shutdown_timeout=graceful_shutdown_timeout, election=election,
+                              freeze_gc=freeze_gc)
     operator = Operator(rest, settings, nics, options)
     operator.install_signal_handlers()
     sys.exit(operator.run())

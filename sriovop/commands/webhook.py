@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from sriovop.api.v1 import consts
-from sriovop.commands._options import kubeconfig_option, log_options
+from sriovop.commands._options import freeze_gc_option, kubeconfig_option, log_options
 from sriovop.lazylog import lazy_logger
 from sriovop.stopsignals import stop_on_signals
 
@@ -52,11 +52,12 @@ log = lazy_logger(__name__)
 @click.option("--network-resource-name-keys", default=consts.NAD_RESOURCE_NAME_ANNOTATION, show_default=True,
               help="Pod injector: comma-separated NAD annotation keys that name a device resource.")
 @log_options()
+@freeze_gc_option
 def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_file: Path, tls_min_version: str,
             tls_cipher_suites: str | None, tls_reload_interval: float, kubeconfig: str | None,
             namespace: str | None, cache: bool, cache_settle: float, cache_timeout: float,
             inject_hugepage_down_api: bool, honor_resources: bool, network_resource_name_keys: str, log_level: str,
-            log_format: str) -> None:
+            log_format: str, freeze_gc: bool) -> None:
     """Serve the admission webhooks over HTTPS.
 
     Routes: /mutating-custom-resource (policy defaults), /validating-custom-resource (policies, operator
@@ -117,6 +118,10 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
             f"cannot load the supported NIC list (ConfigMap {settings.namespace}/supported-nic-ids): {exc}"
         ) from None
     switches.start()  # after the view: a missing permission there fails the start at once
+    if freeze_gc and informer_view is not None:
+        from sriovop.runtime.gcfreeze import freeze_now
+
+        freeze_now()  # the synced caches out of every full collection: sriovop.runtime.gcfreeze
     try:
         server = WebhookServer((bind_address, port), AdmissionHandler(view, settings, switches), ssl_context)
     except OSError as exc:

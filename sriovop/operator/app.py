@@ -76,6 +76,9 @@ class OperatorOptions:
     health_probe_bind_address: str | None = ":8081"
     graceful_shutdown_timeout: float = 30.0
     election: ElectionOptions = field(default_factory=ElectionOptions)
+    #: Freeze the objects alive once the caches have synced (sriovop.runtime.gcfreeze); the binary's
+    #: default, off for operators run inside a test process.
+    freeze_gc: bool = False
 
 
 class Operator:
@@ -101,11 +104,13 @@ class Operator:
             metrics_bind_address=options.metrics_bind_address,
             health_probe_bind_address=options.health_probe_bind_address,
             leader_elector=self.election.seam("namespaced") if self.election else None,
-            graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS)
+            graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS,
+            freeze_gc=options.freeze_gc)
         self.cluster = Manager(
             self._writer(rest, "cluster"), name="cluster", namespaces=None,
             leader_elector=self.election.seam("cluster") if self.election else None,
-            graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS)
+            graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS,
+            freeze_gc=options.freeze_gc)
         cluster_cache = self.cluster.cache
 
         def cluster_informers_synced() -> None:

@@ -8,7 +8,9 @@ machine in the same run, so a missed target can be split into the floor and what
 With `--barrier` it also keeps the webhook's informer caches (KUBECONFIG, NAMESPACE) and waits for
 their read-your-writes barrier before allowing a validating review, as `sriovop webhook` does before
 it judges: the floor of any webhook that answers from caches and is still correct right after a write
-(issue 15 requires it), i.e. everything but the rules themselves.
+(issue 15 requires it), i.e. everything but the rules themselves. Like `sriovop webhook`, it then
+freezes the synced caches out of full garbage collections (sriovop.runtime.gcfreeze), so the floor
+pays the same collector pauses as the webhook and no other.
 
     python test/bench/admission_floor.py --port 8443 --tls-cert-file C --tls-private-key-file K [--barrier]
 """
@@ -64,6 +66,9 @@ def main() -> None:
         view = InformerClusterView(Client(load_config(os.environ["KUBECONFIG"])), os.environ["NAMESPACE"])
         view.start()
         fresh = view.fresh
+        from sriovop.runtime.gcfreeze import freeze_now
+
+        freeze_now()
     server = WebhookServer((args.bind_address, args.port), AllowEverything(fresh),  # type: ignore[arg-type]
                            server_ssl_context(args.tls_cert_file, args.tls_private_key_file))
     threading.Thread(target=server.serve_forever, daemon=True).start()
