@@ -104,6 +104,9 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")
+    from sriovop.runtime import gcpause
+
+    gcpause.install()
     from sriovop.operator.app import ElectionOptions, Operator, OperatorOptions
     from sriovop.operator.nics import SupportedNicsError, load_supported_nics
     from sriovop.operator.settings import OperatorSettings, OperatorSettingsError

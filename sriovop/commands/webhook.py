@@ -71,6 +71,9 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")
+    from sriovop.runtime import gcpause
+
+    gcpause.install()
     import ssl  # here, like the imports below: `webhook --help` need not pay for it
 
     from sriovop.runtime.client import Client

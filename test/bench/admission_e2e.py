@@ -21,7 +21,10 @@ same run: the webhook's own mean time per review and per freshness-barrier wait 
 the barrier alone (`barrier_alone`: the read-your-writes cost on this API server, nothing judged), and
 the barrier's two kinds of read alone per kind (`reads_alone`: latency and what kube-apiserver and
 etcd charge for a consistent read and for a read at a known resourceVersion), and the CPU each
-create costs by process and side (8 clients saturate two cores, so latency follows CPU per create).
+create costs by process and side (8 clients saturate two cores, so latency follows CPU per create),
+and the full garbage collections of the webhook and of the barrier floor during the rounds (each
+stops its server; both freeze their synced caches out of them, sriovop.runtime.gcfreeze, and so does
+this driver before its rounds: a pause of its own would stop every client in whichever round it lands).
 
     .venv/bin/python test/bench/admission_e2e.py [--nodes 500,2000,5000] [--policies 200] [--rounds 5] [--quick]
 """
@@ -50,6 +53,7 @@ from sriovop.runtime import kinds as core
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import load_config
 from sriovop.runtime.errors import ApiError, NotFound
+from sriovop.runtime.gcfreeze import freeze_now
 
 NS = clustergen.NS
 CONFIG = "bench-sriov-operator-webhook"
@@ -130,6 +134,22 @@ class Webhook:
             if name == "sriovop_webhook_freshness_rounds_total":
                 return float(value)
         raise SystemExit("the webhook exports no sriovop_webhook_freshness_rounds_total")
+
+    def full_collections(self) -> dict[str, float]:
+        """The server's full garbage collections so far (its `sriovop_gc_pause_seconds`, generation 2):
+        how many, their seconds, and how many stopped it for 50 ms or more."""
+        found = {"count": 0.0, "seconds": 0.0, "under_50ms": 0.0}
+        for line in self.metrics().splitlines():
+            name, _, value = line.rpartition(" ")
+            if 'generation="2"' not in name:
+                continue
+            if name.startswith("sriovop_gc_pause_seconds_count"):
+                found["count"] = float(value)
+            elif name.startswith("sriovop_gc_pause_seconds_sum"):
+                found["seconds"] = float(value)
+            elif name.startswith("sriovop_gc_pause_seconds_bucket") and 'le="0.05"' in name:
+                found["under_50ms"] = float(value)
+        return found
 
     def mean_seconds(self) -> dict[str, float]:
         """Mean time per observation of each duration histogram the server exports (its /metrics):
@@ -286,6 +306,8 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
             cpu: dict[str, dict[str, float]] = {name: dict.fromkeys(processes, 0.0) for name in per_round}
             creates = dict.fromkeys(per_round, 0)
             rounds_before = hook.freshness_rounds()
+            collections_before = {name: servers[name].full_collections()
+                                  for name in ("with_webhook", "floor_with_barrier")}
 
             def side(name: str) -> float:
                 for other, server in servers.items():  # first off, so the probe tells when `name` is on
@@ -303,11 +325,21 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
                                         "max": max(lat)})
                 return percentile(lat, 0.99)
 
+            # The driver's own full collections would stop every client thread in whichever round they
+            # land: its generated cluster and request bodies out of them, as the servers do theirs.
+            freeze_now()
             # warm-up: one unrecorded round per side, then AFBAFB...
             benchlib.interleave({name: partial(side, name) for name in per_round}, rounds)
             webhook_requests = creates["with_webhook"]
             webhook_cpu = cpu["with_webhook"]["admission server"]
             barrier_rounds = hook.freshness_rounds() - rounds_before
+            full_collections = {}
+            for name, before in collections_before.items():
+                after = servers[name].full_collections()
+                full_collections[name] = {
+                    "count": int(after["count"] - before["count"]),
+                    "seconds": round(after["seconds"] - before["seconds"], 3),
+                    "over_50ms": int((after["count"] - after["under_50ms"]) - (before["count"] - before["under_50ms"]))}
             rss = benchlib.rss_kib(hook.pid())
             inside = hook.mean_seconds()
             barrier = barrier_alone(client, clients_n)
@@ -344,6 +376,9 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
         "cpu_ms_per_create": {name: {p: round(v * 1000 / max(1, creates[name]), 3) for p, v in by.items()}
                               for name, by in cpu.items()},
         "freshness_rounds_per_create": round(barrier_rounds / max(1, webhook_requests), 3),
+        # Full garbage collections in the two cache-holding servers during the rounds (warm-up included):
+        # each stops every thread of the server, so a request in flight waits for it.
+        "full_collections_during_rounds": full_collections,
         "webhook_rss_mib": round(rss / 1024, 1),
         # Inside the webhook (its /metrics, every request of the run): mean ms per review by path, and per
         # judgement waiting for the freshness barrier (one consistent read per cached kind + settle time).
@@ -394,7 +429,10 @@ def main() -> None:
                  + ", ".join(f"{k} {v['p50_ms']} / {v['server_cpu_ms']} ms" for k, v in r["reads_alone"].items())
                  + "; CPU ms per create (all processes): "
                  + ", ".join(f"{side} {sum(by.values()):.2f}" for side, by in r["cpu_ms_per_create"].items())
-                 + f"; barrier rounds per create {r['freshness_rounds_per_create']}"))
+                 + f"; barrier rounds per create {r['freshness_rounds_per_create']}; full garbage collections "
+                 "during the rounds (count, seconds, 50 ms or more): "
+                 + ", ".join(f"{side} {c['count']}, {c['seconds']} s, {c['over_50ms']}"
+                             for side, c in r["full_collections_during_rounds"].items())))
         figures.append(Figure(
             f"admission_p99_floor_added_ms_{n}_nodes", r["floor_added_p99_ms"], "ms",
             baseline=r["api_server_alone_ms"]["p99"]["median"],

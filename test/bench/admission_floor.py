@@ -57,6 +57,9 @@ def main() -> None:
     parser.add_argument("--barrier", action="store_true",
                         help="wait for the webhook caches' read-your-writes barrier before a validating answer")
     args = parser.parse_args()
+    from sriovop.runtime import gcpause
+
+    gcpause.install()  # as `sriovop webhook` does: its /metrics shows the collector's pauses
     fresh = None
     if args.barrier:
         from sriovop.runtime.client import Client
