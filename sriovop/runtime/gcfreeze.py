@@ -3,7 +3,7 @@
 Why: CPython's full (generation 2) collection walks every tracked container in the process, and the
 cache's objects are all tracked (`FrozenDict`/`FrozenList` are dict and list subclasses, which CPython
 never untracks). With 5,000 Nodes and NodeStates cached, one full collection stopped every thread of
-the webhook for 110-160 ms. Under a steady stream of admissions a full collection comes every few
+the webhook for 85-150 ms. Under a steady stream of admissions a full collection comes every few
 minutes (whenever objects that outlived younger collections reach a quarter of the old generation),
 and every request in flight waits for it: the tail of the admission latency.
 
@@ -119,7 +119,7 @@ _FREEZER = GcFreezer()
 
 def freeze_now() -> GcFreezer:
     """Freeze the process's objects now and keep doing so as they are replaced: for long-running
-    binaries, once their informer caches have synced. Never for a test process: frozen objects left in
-    a cycle are found only at the next refreeze."""
+    binaries (and benchmark drivers), once their informer caches have synced. Not inside pytest: objects
+    frozen there and left in a cycle would be found only at the next refreeze."""
     _FREEZER.start()
     return _FREEZER

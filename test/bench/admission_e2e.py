@@ -306,8 +306,8 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
             cpu: dict[str, dict[str, float]] = {name: dict.fromkeys(processes, 0.0) for name in per_round}
             creates = dict.fromkeys(per_round, 0)
             rounds_before = hook.freshness_rounds()
-            collections_before = {name: servers[name].full_collections()
-                                  for name in ("with_webhook", "floor_with_barrier")}
+            # each cache-holding server's count once it first serves (a floor still syncing refuses /metrics)
+            collections_before: dict[str, dict[str, float]] = {}
 
             def side(name: str) -> float:
                 for other, server in servers.items():  # first off, so the probe tells when `name` is on
@@ -315,6 +315,8 @@ def measure(nodes: int, policies: int, rounds: int, requests: int, clients_n: in
                         server.register(False, probe)
                 if name in servers and not servers[name].registered:
                     servers[name].register(True, probe)
+                    if name in ("with_webhook", "floor_with_barrier") and name not in collections_before:
+                        collections_before[name] = servers[name].full_collections()
                 pids = {**processes, "admission server": servers[name].pid() if name in servers else 0}
                 before = {p: benchlib.cpu_seconds(pid) if pid else 0.0 for p, pid in pids.items()}
                 lat = drive(clients, bodies, requests)
