@@ -104,9 +104,6 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")
-    from sriovop.runtime import gcpause
-
-    gcpause.install()
     from sriovop.operator.app import ElectionOptions, Operator, OperatorOptions
     from sriovop.operator.nics import SupportedNicsError, load_supported_nics
     from sriovop.operator.settings import OperatorSettings, OperatorSettingsError
@@ -143,6 +140,9 @@ def command(metrics_bind_address: str, health_probe_bind_address: str, kubeconfi
                               health_probe_bind_address=_address(health_probe_bind_address),
                               graceful_shutdown_timeout=graceful_shutdown_timeout, election=election,
                               freeze_gc=freeze_gc)
+    from sriovop.runtime import gcpause
+
+    gcpause.install()  # once the settings hold: the collector's pauses from the caches' first sync on
     operator = Operator(rest, settings, nics, options)
     operator.install_signal_handlers()
     sys.exit(operator.run())

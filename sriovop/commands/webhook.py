@@ -71,9 +71,6 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
 
     limit_malloc_arenas()  # before any thread: see its docstring
     configure_logging(log_level, "console" if log_format == "console" else "json")
-    from sriovop.runtime import gcpause
-
-    gcpause.install()
     import ssl  # here, like the imports below: `webhook --help` need not pay for it
 
     from sriovop.runtime.client import Client
@@ -103,6 +100,9 @@ def command(port: int, bind_address: str, tls_cert_file: Path, tls_private_key_f
     keys = split_keys(network_resource_name_keys)
     if not keys:
         raise click.UsageError("--network-resource-name-keys: give at least one annotation key")
+    from sriovop.runtime import gcpause
+
+    gcpause.install()  # once the settings hold: the collector's pauses from the caches' first sync on
     switches = WatchedSwitches(client, settings.namespace, ControlSwitches(
         hugepage_down_api=inject_hugepage_down_api, honor_resources=honor_resources, resource_name_keys=keys))
     informer_view: InformerClusterView | None = None

@@ -43,6 +43,7 @@ from sriovop.operator.shutdown import CleanupReport, cleanup
 from sriovop.runtime.client import Client
 from sriovop.runtime.config import RestConfig
 from sriovop.runtime.events import EventRecorder
+from sriovop.runtime.gcfreeze import freeze_after
 from sriovop.runtime.leaderelection import LeaderElectionConfig
 from sriovop.runtime.manager import Manager
 from sriovop.stopsignals import stop_on_signals
@@ -98,6 +99,8 @@ class Operator:
                 LeaderElectionConfig(lease_duration=e.lease_duration, renew_deadline=e.renew_deadline,
                                      retry_period=e.retry_period, name=e.lease_name),
                 before_release=self._cleanup_while_leading)
+        # One freeze once both managers' caches have synced (sriovop.runtime.gcfreeze), whichever is last.
+        synced = freeze_after(2) if options.freeze_gc else None
         self.namespaced = Manager(
             self._writer(replace(rest, max_connections=max(rest.max_connections, NAMESPACED_CONNECTIONS)),
                          "namespaced"), name="namespaced", namespaces={ns},
@@ -105,12 +108,12 @@ class Operator:
             health_probe_bind_address=options.health_probe_bind_address,
             leader_elector=self.election.seam("namespaced") if self.election else None,
             graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS,
-            freeze_gc=options.freeze_gc)
+            after_caches_synced=synced)
         self.cluster = Manager(
             self._writer(rest, "cluster"), name="cluster", namespaces=None,
             leader_elector=self.election.seam("cluster") if self.election else None,
             graceful_shutdown_timeout=options.graceful_shutdown_timeout, cache_transforms=CACHE_TRANSFORMS,
-            freeze_gc=options.freeze_gc)
+            after_caches_synced=synced)
         cluster_cache = self.cluster.cache
 
         def cluster_informers_synced() -> None:

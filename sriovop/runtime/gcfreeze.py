@@ -23,12 +23,13 @@ import gc
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from prometheus_client import Counter, Gauge
 
-__all__ = ["REFREEZE_RATIO", "GcFreezer", "freeze_now"]
+__all__ = ["REFREEZE_RATIO", "GcFreezer", "freeze_after", "freeze_now"]
 
 log = structlog.get_logger(__name__)
 
@@ -123,3 +124,20 @@ def freeze_now() -> GcFreezer:
     frozen there and left in a cycle would be found only at the next refreeze."""
     _FREEZER.start()
     return _FREEZER
+
+
+def freeze_after(parties: int) -> Callable[[], None]:
+    """A callable that calls `freeze_now()` on its `parties`-th call, for a process whose caches sync
+    in several managers (the operator's two): one full collection once all have synced, not one each.
+    The calls may come from different threads."""
+    lock = threading.Lock()
+    left = [parties]
+
+    def arrive() -> None:
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            freeze_now()
+
+    return arrive

@@ -4,8 +4,8 @@ A manager owns: a server client, an informer cache scoped to a set of namespaces
 delegating client controllers use (cached reads, direct writes, `disable_cache_for` kinds read
 live), field indexes, runnables, the probe and metrics endpoints, and an optional leader elector.
 
-Start order: HTTP servers → caches (wait for sync; with `freeze_gc`, then `gcfreeze.freeze_now()`
-for a long-running binary) → runnables that do not need leadership →
+Start order: HTTP servers → caches (wait for sync, then `after_caches_synced`: a long-running binary
+freezes them out of the collector there, sriovop.runtime.gcfreeze) → runnables that do not need leadership →
 leader election → leader-gated runnables once elected (at once without an elector).
 Stop order (graceful timeout shared by all steps): non-leader runnables → leader-gated runnables →
 caches → HTTP servers → elector (so a lease is released only after leader work has stopped).
@@ -42,7 +42,6 @@ from sriovop.runtime.cache.informer import Transform
 from sriovop.runtime.cache.reader import Cache, Extractor
 from sriovop.runtime.client import Client, DelegatingClient, UncachedReader
 from sriovop.runtime.config import RestConfig
-from sriovop.runtime.gcfreeze import freeze_now
 from sriovop.runtime.kinds import Kind
 from sriovop.runtime.serving import Check, Endpoints, HttpServer
 
@@ -99,7 +98,8 @@ class Manager:
         graceful_shutdown_timeout: float = 30.0, registry: CollectorRegistry | None = None,
         read_timeout: float | None = None, resync_period: float = 0.0, cache_sync_timeout: float = 120.0,
         strip_managed_fields: bool = True, compact_cache_for: Iterable[Kind] = (),
-        cache_transforms: Mapping[Kind, Transform] | None = None, freeze_gc: bool = False,
+        cache_transforms: Mapping[Kind, Transform] | None = None,
+        after_caches_synced: Callable[[], object] | None = None,
     ) -> None:
         self.name = name
         self.server_client = config if isinstance(config, Client) else Client(config)
@@ -112,7 +112,7 @@ class Manager:
         self.registry = registry if registry is not None else REGISTRY
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self.cache_sync_timeout = cache_sync_timeout
-        self.freeze_gc = freeze_gc
+        self.after_caches_synced = after_caches_synced
         self.leader_elector = leader_elector
         self.elected = threading.Event()
         self._metrics_address = metrics_bind_address if metrics_bind_address not in ("", "0") else None
@@ -241,8 +241,8 @@ class Manager:
             self._start_servers()
             self.cache.start(self._cache_stop)
             self._wait_for_caches()
-            if self.freeze_gc and not self._stop_requested.is_set():
-                freeze_now()  # the cache, now loaded, out of every full collection (sriovop.runtime.gcfreeze)
+            if self.after_caches_synced is not None and not self._stop_requested.is_set():
+                self.after_caches_synced()
             self._start_group(self._others)
             if self.leader_elector is None:
                 self._on_started_leading()

@@ -119,51 +119,51 @@ class Webhook:
         self.registered = False
         self.port, self.ca_pem = port, cp.ca_pem
 
-    def metrics(self) -> str:
+    def samples(self) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+        """One scrape of the server's /metrics, parsed by prometheus-client's own parser: each sample's
+        value by its name and labels (histograms' `_sum`, `_count` and `_bucket` series included)."""
         import ssl
         import urllib.request
 
+        from prometheus_client.parser import text_string_to_metric_families
+
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
         with urllib.request.urlopen(f"https://127.0.0.1:{self.port}/metrics", context=ctx, timeout=30) as resp:
-            return str(resp.read().decode())
+            text = resp.read().decode()
+        return {(s.name, frozenset(s.labels.items())): float(s.value)
+                for family in text_string_to_metric_families(text) for s in family.samples}
 
     def freshness_rounds(self) -> float:
         """How many rounds of consistent reads the server's freshness barrier has made."""
-        for line in self.metrics().splitlines():
-            name, _, value = line.rpartition(" ")
-            if name == "sriovop_webhook_freshness_rounds_total":
-                return float(value)
-        raise SystemExit("the webhook exports no sriovop_webhook_freshness_rounds_total")
+        value = self.samples().get(("sriovop_webhook_freshness_rounds_total", frozenset()))
+        if value is None:
+            raise SystemExit("the webhook exports no sriovop_webhook_freshness_rounds_total")
+        return value
 
     def full_collections(self) -> dict[str, float]:
         """The server's full garbage collections so far (its `sriovop_gc_pause_seconds`, generation 2):
         how many, their seconds, and how many stopped it for 50 ms or more."""
-        found = {"count": 0.0, "seconds": 0.0, "under_50ms": 0.0}
-        for line in self.metrics().splitlines():
-            name, _, value = line.rpartition(" ")
-            if 'generation="2"' not in name:
-                continue
-            if name.startswith("sriovop_gc_pause_seconds_count"):
-                found["count"] = float(value)
-            elif name.startswith("sriovop_gc_pause_seconds_sum"):
-                found["seconds"] = float(value)
-            elif name.startswith("sriovop_gc_pause_seconds_bucket") and 'le="0.05"' in name:
-                found["under_50ms"] = float(value)
-        return found
+        samples = self.samples()
+        full = frozenset({("generation", "2")})
+        return {"count": samples.get(("sriovop_gc_pause_seconds_count", full), 0.0),
+                "seconds": samples.get(("sriovop_gc_pause_seconds_sum", full), 0.0),
+                "under_50ms": samples.get(("sriovop_gc_pause_seconds_bucket", full | {("le", "0.05")}), 0.0)}
 
     def mean_seconds(self) -> dict[str, float]:
         """Mean time per observation of each duration histogram the server exports (its /metrics):
-        how long judging a review took inside the server, and how much of it the freshness barrier."""
-        sums: dict[str, float] = {}
-        counts: dict[str, float] = {}
-        for line in self.metrics().splitlines():
-            name, _, value = line.rpartition(" ")
-            for suffix, into in (("_sum", sums), ("_count", counts)):
-                base, _, labels = name.partition("{")
-                if base.endswith(suffix) and base.startswith("sriovop_webhook_"):
-                    key = base[: -len(suffix)] + (f"{{{labels}" if labels else "")
-                    into[key] = float(value)
-        return {k: round(sums[k] / counts[k], 6) for k in sums if counts.get(k)}
+        how long judging a review took inside the server, and how much of it the freshness barrier.
+        Keyed `name` or `name{label="value",...}`, as the exposition writes a series."""
+        samples = self.samples()
+        means: dict[str, float] = {}
+        for (name, labels), total in samples.items():
+            if not (name.startswith("sriovop_webhook_") and name.endswith("_sum")):
+                continue
+            count = samples.get((name[: -len("_sum")] + "_count", labels))
+            if count:
+                rendered = ",".join(f'{k}="{v}"' for k, v in sorted(labels))
+                key = name[: -len("_sum")] + (f"{{{rendered}}}" if rendered else "")
+                means[key] = round(total / count, 6)
+        return means
 
     def pid(self) -> int:
         return self.proc.pid

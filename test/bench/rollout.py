@@ -18,10 +18,10 @@ policy applied everywhere. Then, per round, the policy's numVfs changes (a drain
   watcher, landing once 30% of the fleet is configured (FAULT_AT) - the leader operator SIGKILLed,
   kube-apiserver restarted, 5% of the daemons SIGKILLed and restarted, a draining node deleted, the
   policy changed again. Each prints a JSON line with its recovery time (the fault until the next
-  drain slot is granted, to any node and for either value - for the API server restart, the
-  next one granted once it serves again; for the daemons, until every restarted daemon has synced;
-  for the deletion, until the deleted node's NodeState is Idle) and must end configured, uncordoned,
-  never over maxUnavailable.
+  drain slot is granted, to any node - for the API server restart, the next one granted once it
+  serves again; for the policy changed again, the first granted to a node whose NodeState asks for
+  the new value; for the daemons, until every restarted daemon has synced; for the deletion, until
+  the deleted node's NodeState is Idle) and must end configured, uncordoned, never over maxUnavailable.
 
     .venv/bin/python test/bench/rollout.py [--nodes 100,500,1000,2000,5000] [--rounds 3] [--apply-delay 20]
         [--faults] [--fault-nodes 100] [--per-process 100] [--quick]
@@ -176,6 +176,8 @@ def fault_run(sc: RolloutScenario, plan: RolloutPlan, fault: str, num_vfs: int) 
         recovered = time.perf_counter()
         detail = f"Node {gone} deleted while holding a drain slot"
         sc.deleted.append(gone)
+    elif fault == "policy_changed_again":  # the first drain for the new value: the change under way
+        recovered = sc.watcher.first_grant_after(tf, timeout, num_vfs=final)
     else:
         recovered = recovered or sc.watcher.first_grant_after(tf, timeout)
     t1 = sc.watcher.wait_configured(final, timeout, expect=plan.nodes - len(sc.deleted))

@@ -11,6 +11,7 @@ not seen, which can only lower the maximum, never raise it.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -42,6 +43,12 @@ def configured(state: Mapping[str, Any], num_vfs: int) -> bool:
         and _ann(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT) == consts.DRAIN_IDLE
 
 
+def asked_vfs(state: Mapping[str, Any]) -> int | None:
+    """The VF count the NodeState's spec asks for on every PF, or None if there is none or they differ."""
+    counts = {i.get("numVfs") for i in (state.get("spec") or {}).get("interfaces") or []}
+    return counts.pop() if len(counts) == 1 else None
+
+
 class RolloutWatcher:
     def __init__(self, client: Client, namespace: str, prefix: str) -> None:
         self.client = client
@@ -54,8 +61,9 @@ class RolloutWatcher:
         self.max_in_flight: dict[str, int] = {}
         #: pool -> nodes holding a slot now (kept per event: a recount per event is O(N) at 5,000 nodes).
         self.holders: dict[str, set[str]] = {}
-        #: perf_counter times at which a node was seen entering Draining (a slot granted).
-        self.granted: list[float] = []
+        #: A node seen entering Draining (a slot granted): the perf_counter time, and the VF count its
+        #: NodeState asked for then (None if its PFs disagree), which tells a drain for which change.
+        self.granted: list[tuple[float, int | None]] = []
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._streams: list[Any] = []
@@ -159,7 +167,7 @@ class RolloutWatcher:
         self.states[name] = state
         current = _ann(state, consts.NODE_STATE_DRAIN_ANNOTATION_CURRENT)
         if current == consts.DRAINING and before != consts.DRAINING:
-            self.granted.append(time.perf_counter())
+            self.granted.append((time.perf_counter(), asked_vfs(state)))
         if current in SLOT_STATES:
             holders.add(name)
         else:
@@ -200,18 +208,20 @@ class RolloutWatcher:
         with self.cond:
             return sorted(self.holders.get(pool, set()))
 
-    def first_grant_after(self, t: float, timeout: float) -> float:
-        """The first slot granted after perf_counter time `t` (waiting for it): how long the drain
-        controller took to make progress again after a fault."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.cond:
-                later = [g for g in self.granted if g > t]
-                if later:
-                    return later[0]
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no drain slot granted within {timeout:.0f}s of the fault")
-            time.sleep(0.1)
+    def first_grant_after(self, t: float, timeout: float, num_vfs: int | None = None) -> float:
+        """The first slot granted after perf_counter time `t` (waiting for it), to any node or, with
+        `num_vfs`, to a node whose NodeState asks for that many VFs: how long the drain controller took
+        to make progress again after a fault, or to start on a change made at `t`."""
+        def later() -> float | None:  # grants are appended in time order: skip those before `t` at once
+            since = self.granted[bisect.bisect_right(self.granted, t, key=lambda grant: grant[0]):]
+            return next((g for g, vfs in since if num_vfs is None or vfs == num_vfs), None)
+
+        what = "a drain slot granted" + (f" for {num_vfs} VFs" if num_vfs is not None else "")
+        self.wait_for(lambda _w: later() is not None, timeout, f"{what} after the fault")
+        with self.cond:
+            found = later()
+        assert found is not None  # grants are only ever added
+        return found
 
     def count_configured(self, num_vfs: int) -> int:
         with self.cond:

@@ -6,8 +6,7 @@ and an independent watcher never sees a pool over its maxUnavailable.
 Host: simulated (one sriovop.sim host per hollow node; each apply takes about 1 s of VF creation);
 a private kube-apiserver; two real operator processes with leader election; no kubelet.
 The tests share one fleet and run in file order; the node deletion goes last (it shrinks the fleet).
-The other faults (kube-apiserver restarted, daemons killed, the policy changed again mid-rollout) run in
-test/bench/rollout.py --faults.
+The other faults (kube-apiserver restarted, daemons killed) run in test/bench/rollout.py --faults.
 """
 
 from __future__ import annotations
@@ -95,6 +94,19 @@ def test_leader_operator_killed_mid_rollout(scenario: RolloutScenario) -> None:
     scenario.wait_progress(5, 0.25, DEADLINE)
     scenario.kill_leader()
     scenario.watcher.wait_configured(5, DEADLINE, expect=PLAN.nodes)
+    _assert_within_limits(scenario)
+
+
+def test_policy_changed_again_mid_rollout_drains_for_the_new_value(scenario: RolloutScenario) -> None:
+    # numVfs 5 -> 3, then 3 -> 4 with a quarter of the fleet configured for 3: the nodes drained for 3
+    # drain again, the rest go straight to 4, and no pool ever goes over its limit in between.
+    assert scenario.watcher is not None
+    _rollout(scenario, 3)
+    scenario.wait_progress(3, 0.25, DEADLINE)
+    changed = scenario.change(4)
+    drained_for_new = scenario.watcher.first_grant_after(changed, DEADLINE, num_vfs=4)
+    assert drained_for_new > changed
+    scenario.watcher.wait_configured(4, DEADLINE, expect=PLAN.nodes)
     _assert_within_limits(scenario)
 
 

@@ -79,3 +79,23 @@ freezer.stop()
 print("ok", frozen_at_start > 0)
 """)
     assert out.strip() == "ok True"
+
+
+def test_freeze_after_freezes_once_when_the_last_of_its_parties_arrives() -> None:
+    # The operator's two managers each report their caches synced, from their own threads, in either
+    # order: the process must freeze once, after the second, and never after the first alone.
+    out = run_child("""
+from sriovop.runtime import gcfreeze
+
+freezes = []
+gcfreeze.freeze_now = lambda: freezes.append(threading.current_thread().name)
+arrive = gcfreeze.freeze_after(2)
+first = threading.Thread(target=arrive, name="manager-namespaced")
+first.start(); first.join()
+assert freezes == [], freezes
+second = threading.Thread(target=arrive, name="manager-cluster")
+second.start(); second.join()
+assert freezes == ["manager-cluster"], freezes
+print("ok")
+""")
+    assert out.strip() == "ok"
